@@ -1,0 +1,23 @@
+"""Models: the Model protocol, request/response types, the name registry and ScriptedModel.
+
+Providers (imported on demand by the registry): ``adk_core.models.gemini.GeminiModel``,
+``adk_core.models.anthropic.AnthropicModel``, ``adk_core.models.openai.OpenAIModel``.
+"""
+
+from .base import FunctionDeclaration, GenerateContentConfig, LlmRequest, LlmResponse, Model, UsageMetadata
+from .registry import register_model, resolve_model
+from .scripted import ScriptedModel, function_call_response, text_response
+
+__all__ = [
+    "FunctionDeclaration",
+    "GenerateContentConfig",
+    "LlmRequest",
+    "LlmResponse",
+    "Model",
+    "ScriptedModel",
+    "UsageMetadata",
+    "function_call_response",
+    "register_model",
+    "resolve_model",
+    "text_response",
+]

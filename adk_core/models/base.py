@@ -1,0 +1,107 @@
+"""The Model contract and the request/response types every provider speaks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..types import Content
+
+if TYPE_CHECKING:
+    from ..tools.base import BaseTool
+
+
+class FunctionDeclaration(BaseModel):
+    """What the model is told about one tool. ``parameters`` is a JSON schema (type object)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+    response: dict[str, Any] | None = None
+
+
+class GenerateContentConfig(BaseModel):
+    """Generation settings. Providers map what they support and ignore None fields.
+
+    ``extra`` is passed through to the provider's request body as-is, for knobs we do not model.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    system_instruction: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    max_output_tokens: int | None = None
+    stop_sequences: list[str] | None = None
+    seed: int | None = None
+    response_mime_type: str | None = None
+    response_schema: dict[str, Any] | None = None
+    tools: list[FunctionDeclaration] = Field(default_factory=list)
+    tool_choice: str | None = None
+    """"auto" (default), "none", "required", or a tool name to force."""
+    labels: dict[str, str] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class UsageMetadata(BaseModel):
+    prompt_token_count: int | None = None
+    candidates_token_count: int | None = None
+    total_token_count: int | None = None
+    thoughts_token_count: int | None = None
+    cached_content_token_count: int | None = None
+
+
+class LlmRequest(BaseModel):
+    """What the flow sends to a model: contents, config and the tools it may call."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str | None = None
+    contents: list[Content] = Field(default_factory=list)
+    config: GenerateContentConfig = Field(default_factory=GenerateContentConfig)
+    tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """name -> BaseTool for the tools declared in config.tools; never serialized."""
+
+    def append_instructions(self, *instructions: str) -> None:
+        text = "\n\n".join(i for i in instructions if i)
+        if not text:
+            return
+        current = self.config.system_instruction
+        self.config.system_instruction = f"{current}\n\n{text}" if current else text
+
+    def append_tools(self, tools: list[BaseTool]) -> None:
+        for tool in tools:
+            declaration = tool.declaration()
+            if declaration is None:
+                continue
+            self.config.tools.append(declaration)
+            self.tools_dict[tool.name] = tool
+
+
+class LlmResponse(BaseModel):
+    """One model response, or one streamed chunk of it (``partial=True``)."""
+
+    content: Content | None = None
+    partial: bool | None = None
+    turn_complete: bool | None = None
+    finish_reason: str | None = None
+    usage_metadata: UsageMetadata | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    interrupted: bool | None = None
+    model_version: str | None = None
+    custom_metadata: dict[str, Any] | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model provider. Implementations do no client-side retries: they raise ModelError with
+    status/retryable/retry_after and let the caller (Temporal, in durable runs) decide."""
+
+    @property
+    def name(self) -> str: ...
+
+    def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]: ...

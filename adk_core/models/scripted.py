@@ -1,0 +1,84 @@
+"""ScriptedModel: a deterministic model for tests, public so users can test their own agents."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Union
+
+from ..errors import ConfigurationError
+from ..types import Content, Part
+from .base import LlmRequest, LlmResponse
+
+ScriptItem = Union[LlmResponse, str, Content, Part, list[LlmResponse]]
+"""One scripted answer: a response, text, content, a single part, or a list of streamed chunks."""
+ScriptFunction = Callable[[LlmRequest], Union[ScriptItem, Awaitable[ScriptItem]]]
+
+
+def text_response(text: str) -> LlmResponse:
+    return LlmResponse(content=Content(role="model", parts=[Part(text=text)]), turn_complete=True)
+
+
+def function_call_response(name: str, args: dict[str, Any] | None = None, *, id: str | None = None) -> LlmResponse:
+    return LlmResponse(
+        content=Content(role="model", parts=[Part.from_function_call(name, args or {}, id=id)]),
+        turn_complete=True,
+    )
+
+
+def _as_responses(item: ScriptItem) -> list[LlmResponse]:
+    if isinstance(item, LlmResponse):
+        return [item]
+    if isinstance(item, str):
+        return [text_response(item)]
+    if isinstance(item, Content):
+        return [LlmResponse(content=item.model_copy(update={"role": "model"}), turn_complete=True)]
+    if isinstance(item, Part):
+        return [LlmResponse(content=Content(role="model", parts=[item]), turn_complete=True)]
+    if isinstance(item, list) and all(isinstance(r, LlmResponse) for r in item):
+        return list(item)
+    raise ConfigurationError(
+        f"ScriptedModel cannot use {type(item).__name__} as a response; give an LlmResponse, str, Content, "
+        "Part, or a list of LlmResponse chunks"
+    )
+
+
+class ScriptedModel:
+    """Answers from a script instead of a provider.
+
+    Args:
+        script: a list of answers used in order (one per call), or a function of the request
+            returning the answer. Prefer a function for durable runs: a list keeps its position in
+            process memory, so a retried or relocated model activity would take the next item.
+        name: the model name reported in requests and telemetry.
+
+    Every request is recorded in ``requests`` for assertions.
+    """
+
+    def __init__(self, script: Sequence[ScriptItem] | ScriptFunction, *, name: str = "scripted") -> None:
+        self._name = name
+        self._script = script
+        self._position = 0
+        self.requests: list[LlmRequest] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        self.requests.append(request)
+        for response in _as_responses(await self._next(request)):
+            yield response.model_copy(deep=True)
+
+    async def _next(self, request: LlmRequest) -> ScriptItem:
+        if callable(self._script):
+            item = self._script(request)
+            return await item if inspect.isawaitable(item) else item
+        if self._position >= len(self._script):
+            raise ConfigurationError(
+                f"ScriptedModel {self._name!r} ran out of responses after {len(self._script)} calls; "
+                "add more responses to its script, or pass a function of the request"
+            )
+        item = self._script[self._position]
+        self._position += 1
+        return item

@@ -1,0 +1,106 @@
+"""The runtime seam: the only way adk_core touches the clock, ids, randomness and the outside world.
+
+The engine (runner, agents, flow, tools dispatch, callbacks, plugins) calls these methods and
+nothing else with side effects. ``LocalRuntime`` does the work in-process; the Temporal runtime
+in ``workflows/`` does the same through workflow APIs and activities, so one engine serves both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random as _random
+import time as _time
+import uuid as _uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .agents.context import InvocationContext
+    from .models.base import LlmRequest, LlmResponse, Model
+    from .tools.base import BaseTool
+    from .tools.tool_context import ToolContext
+    from .types import Event
+
+
+def wall_clock() -> float:
+    """Seconds since the epoch. Services outside the engine (stores) may use it; the engine may not."""
+    return _time.time()
+
+
+def random_id() -> str:
+    return str(_uuid.uuid4())
+
+
+class Runtime(Protocol):
+    """What the engine needs from the world. Implementations must keep ``now``/``new_id``/``random``
+    deterministic where they run deterministically (inside a workflow)."""
+
+    def now(self) -> float: ...
+
+    def new_id(self) -> str: ...
+
+    def random(self) -> float: ...
+
+    def generate_content(
+        self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
+    ) -> AsyncIterator[LlmResponse]:
+        """Call the model. Errors surface as adk_core.errors.ModelError."""
+        ...
+
+    async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        """Run one tool; its state/artifact changes land in ``tool_context.actions``."""
+        ...
+
+    async def commit(self, ctx: InvocationContext, event: Event) -> Event:
+        """Store a non-partial event in the session (idempotent by event id) and apply it to ctx.session."""
+        ...
+
+    async def wait_for(self, kind: str, key: str, ctx: InvocationContext) -> Any | None:
+        """Wait for an answer from outside (a tool confirmation, a long-running tool's result).
+
+        Returns the answer, or None when this runtime cannot wait: the engine then ends the
+        invocation and the answer arrives later as a new message (ADK's resumable pattern).
+        """
+        ...
+
+    def span(self, name: str, attributes: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        """A telemetry span (or a no-op); must not emit twice when a workflow replays."""
+        ...
+
+
+class LocalRuntime:
+    """Runs everything in-process: the plain ``Runner``."""
+
+    def now(self) -> float:
+        return _time.time()
+
+    def new_id(self) -> str:
+        return str(_uuid.uuid4())
+
+    def random(self) -> float:
+        return _random.random()
+
+    async def generate_content(
+        self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
+    ) -> AsyncIterator[LlmResponse]:
+        async for response in model.generate_content(request, stream=stream):
+            yield response
+
+    async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        return await tool.run_async(args=args, tool_context=tool_context)
+
+    async def commit(self, ctx: InvocationContext, event: Event) -> Event:
+        return await ctx.session_service.append_event(ctx.session, event)
+
+    async def wait_for(self, kind: str, key: str, ctx: InvocationContext) -> Any | None:
+        return None
+
+    def span(self, name: str, attributes: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        from .telemetry import start_span
+
+        return start_span(name, attributes)
+
+
+@contextlib.contextmanager
+def no_span() -> Iterator[None]:
+    yield None

@@ -1,0 +1,150 @@
+"""Session and the SessionService contract every backend implements."""
+
+from __future__ import annotations
+
+import abc
+import copy
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..state import TEMP_PREFIX, validate_state_delta, without_temp
+from ..types import Event
+
+
+class Session(BaseModel):
+    """One conversation: its events and the merged state (session + app: + user: keys)."""
+
+    id: str
+    app_name: str
+    user_id: str
+    state: dict[str, Any] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+    last_update_time: float = 0.0
+
+
+class GetSessionConfig(BaseModel):
+    """Which events ``get_session`` loads. Unset fields load everything."""
+
+    num_recent_events: int | None = None
+    after_timestamp: float | None = None
+    """Only events with a timestamp strictly after this."""
+    through_event_id: str | None = None
+    """Only events up to and including this one (a cursor into the log)."""
+
+
+class ListSessionsResponse(BaseModel):
+    sessions: list[Session] = Field(default_factory=list)
+
+
+class SessionService(abc.ABC):
+    """Stores sessions, their events and app/user state.
+
+    Contract (one test suite checks it for every backend):
+      - partial events are returned, not stored;
+      - ``temp:`` keys are applied to the live session object for the invocation, never stored;
+      - ``app:`` keys are shared across the app, ``user:`` keys across a user's sessions;
+      - appending an event id that is already stored changes nothing and succeeds;
+      - concurrent appends to one session lose nothing.
+    """
+
+    @abc.abstractmethod
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session; raises AlreadyExistsError when ``session_id`` is taken."""
+
+    @abc.abstractmethod
+    async def get_session(
+        self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
+    ) -> Session | None:
+        """The session with merged state and the events ``config`` selects, or None."""
+
+    @abc.abstractmethod
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        """Sessions of the app (optionally one user), with state but without events."""
+
+    @abc.abstractmethod
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session and its events. Deleting a missing session is not an error."""
+
+    @abc.abstractmethod
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Store ``event`` and apply it to ``session`` (the caller's copy).
+
+        A caller holding an old copy of the session still appends successfully: deltas are merged
+        in the store, never overwritten wholesale; the copy gains this event and its own delta
+        only. Call ``get_session`` again to see what other writers added.
+        """
+
+    @abc.abstractmethod
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        """The ``user:`` state of one user, keys without the prefix."""
+
+    async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
+        """The ``app:`` state, keys without the prefix."""
+        raise NotImplementedError(f"{type(self).__name__} does not expose app state")
+
+
+def prepare_event_for_storage(event: Event) -> Event | None:
+    """Validate an event's delta and drop what must never be stored. None means: do not store it."""
+    if event.partial:
+        return None
+    delta = event.actions.state_delta
+    if delta:
+        validate_state_delta(delta)
+    return event
+
+
+def apply_event_to_session(session: Session, event: Event) -> None:
+    """Apply a stored event to a live session copy: append it, apply its state delta (temp: included).
+
+    temp: keys are removed from the event's delta afterwards so the event the caller sees is the
+    one that was stored; the values stay readable in ``session.state`` until the invocation ends.
+    """
+    delta = event.actions.state_delta
+    if delta:
+        session.state.update(delta)
+        if any(k.startswith(TEMP_PREFIX) for k in delta):
+            event.actions.state_delta = without_temp(delta)
+    session.events.append(event)
+    session.last_update_time = event.timestamp
+
+
+def clear_temp_state(session: Session) -> None:
+    for key in [k for k in session.state if k.startswith(TEMP_PREFIX)]:
+        del session.state[key]
+
+
+def stored_copy(event: Event) -> Event:
+    """A deep copy of the event as stored: without temp: keys."""
+    stored = event.model_copy(deep=True)
+    stored.actions.state_delta = without_temp(stored.actions.state_delta)
+    return stored
+
+
+def select_events(events: list[Event], config: GetSessionConfig | None) -> list[Event]:
+    """Apply a GetSessionConfig to an ordered event list (the in-memory reference semantics)."""
+    if config is None:
+        return events
+    if config.through_event_id is not None:
+        for i, e in enumerate(events):
+            if e.id == config.through_event_id:
+                events = events[: i + 1]
+                break
+        else:
+            events = []
+    if config.after_timestamp is not None:
+        events = [e for e in events if e.timestamp > config.after_timestamp]
+    if config.num_recent_events is not None:
+        events = events[-config.num_recent_events :] if config.num_recent_events > 0 else []
+    return events
+
+
+def copy_session(session: Session) -> Session:
+    return copy.deepcopy(session)

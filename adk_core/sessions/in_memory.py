@@ -1,0 +1,134 @@
+"""InMemorySessionService: the reference backend; deterministic enough to run inside a workflow."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import AlreadyExistsError, SessionNotFoundError
+from ..runtime import random_id, wall_clock
+from ..state import merge_state, split_delta, validate_state_delta
+from ..types import Event
+from .base import (
+    GetSessionConfig,
+    ListSessionsResponse,
+    Session,
+    SessionService,
+    apply_event_to_session,
+    prepare_event_for_storage,
+    select_events,
+    stored_copy,
+)
+
+_Key = tuple[str, str, str]
+
+
+class InMemorySessionService(SessionService):
+    """Keeps everything in dicts. No await happens between a read and the write that depends on it,
+    so concurrent asyncio appenders cannot interleave inside an append and nothing is lost."""
+
+    def __init__(self, *, clock: Callable[[], float] = wall_clock, id_factory: Callable[[], str] = random_id):
+        self._clock = clock
+        self._new_id = id_factory
+        self._sessions: dict[_Key, Session] = {}
+        self._event_ids: dict[_Key, set[str]] = {}
+        self._app_state: dict[str, dict[str, Any]] = {}
+        self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        session_id = session_id.strip() if session_id and session_id.strip() else self._new_id()
+        key = (app_name, user_id, session_id)
+        if key in self._sessions:
+            raise AlreadyExistsError(
+                f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}; "
+                "pick another id or get_session() the existing one"
+            )
+        state = dict(state or {})
+        validate_state_delta(state)
+        app_delta, user_delta, session_state = split_delta(state)
+        self._app_state.setdefault(app_name, {}).update(app_delta)
+        self._user_state.setdefault((app_name, user_id), {}).update(user_delta)
+        stored = Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=copy.deepcopy(session_state),
+            last_update_time=self._clock(),
+        )
+        self._sessions[key] = stored
+        self._event_ids[key] = set()
+        return self._view(stored, None)
+
+    async def get_session(
+        self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
+    ) -> Session | None:
+        stored = self._sessions.get((app_name, user_id, session_id))
+        return None if stored is None else self._view(stored, config)
+
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        sessions = [
+            self._view(s, GetSessionConfig(num_recent_events=0))
+            for (app, user, _), s in self._sessions.items()
+            if app == app_name and (user_id is None or user == user_id)
+        ]
+        return ListSessionsResponse(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        self._sessions.pop((app_name, user_id, session_id), None)
+        self._event_ids.pop((app_name, user_id, session_id), None)
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if prepare_event_for_storage(event) is None:
+            return event
+        key = (session.app_name, session.user_id, session.id)
+        stored = self._sessions.get(key)
+        if stored is None:
+            raise SessionNotFoundError(
+                f"session {session.id!r} (app {session.app_name!r}, user {session.user_id!r}) does not exist; "
+                "create it with create_session() before appending events"
+            )
+        if event.id in self._event_ids[key]:
+            # A retried append (e.g. a Temporal activity run twice): the store already has it.
+            if not any(e.id == event.id for e in session.events):
+                apply_event_to_session(session, event)
+            return event
+        app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
+        if app_delta:
+            self._app_state.setdefault(session.app_name, {}).update(copy.deepcopy(app_delta))
+        if user_delta:
+            self._user_state.setdefault((session.app_name, session.user_id), {}).update(copy.deepcopy(user_delta))
+        stored.state.update(copy.deepcopy(session_delta))
+        stored.events.append(stored_copy(event))
+        stored.last_update_time = event.timestamp
+        self._event_ids[key].add(event.id)
+        apply_event_to_session(session, event)
+        return event
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        return copy.deepcopy(self._user_state.get((app_name, user_id), {}))
+
+    async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
+        return copy.deepcopy(self._app_state.get(app_name, {}))
+
+    def _view(self, stored: Session, config: GetSessionConfig | None) -> Session:
+        state = merge_state(
+            self._app_state.get(stored.app_name, {}),
+            self._user_state.get((stored.app_name, stored.user_id), {}),
+            stored.state,
+        )
+        return Session(
+            id=stored.id,
+            app_name=stored.app_name,
+            user_id=stored.user_id,
+            state=copy.deepcopy(state),
+            events=[e.model_copy(deep=True) for e in select_events(stored.events, config)],
+            last_update_time=stored.last_update_time,
+        )
