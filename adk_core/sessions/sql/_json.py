@@ -1,0 +1,62 @@
+"""JSON text for jsonb columns: what Postgres cannot store is refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
+from sqlalchemy.dialects.postgresql import JSONB
+
+from adk_core.errors import InvalidInputError
+
+# An escaped NUL (\u0000) not itself preceded by an escaping backslash: jsonb rejects it.
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _check_nul(text: str, what: str) -> str:
+    if "\\u0000" in text and _ESCAPED_NUL.search(text):
+        raise InvalidInputError(
+            f"{what} contains a NUL character (\\u0000), which Postgres cannot store in JSON; remove it "
+            "or encode the value (e.g. base64)"
+        )
+    return text
+
+
+def dumps(value: Any, what: str) -> str:
+    """Compact JSON for plain data (state deltas)."""
+    try:
+        text = json.dumps(value, allow_nan=False, separators=(",", ":"))
+    except ValueError as e:
+        raise InvalidInputError(
+            f"{what} contains NaN or Infinity ({e}), which Postgres cannot store in JSON; use None or a string"
+        ) from None
+    except TypeError as e:
+        raise InvalidInputError(
+            f"{what} is not JSON-serializable ({e}); store plain dicts, lists, strings, numbers, booleans or None"
+        ) from None
+    return _check_nul(text, what)
+
+
+def dumps_model(model: BaseModel, what: str) -> str:
+    """JSON for a pydantic model (bytes as base64, as the model's config says)."""
+    try:
+        text = model.model_dump_json()
+    except PydanticSerializationError as e:
+        raise InvalidInputError(
+            f"{what} is not JSON-serializable ({e}); metadata and payloads must be plain JSON values"
+        ) from None
+    return _check_nul(text, what)
+
+
+def jsonb(text: str) -> sa.ColumnElement[Any]:
+    """A bound JSON text cast to jsonb in SQL, so it is serialized once, by us."""
+    return sa.cast(sa.literal(text, sa.Text), JSONB)
+
+
+def concat(column: sa.ColumnElement[Any], other: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+    """``column || other`` on jsonb: the keys of ``other`` replace or join those of ``column``."""
+    return column.op("||", return_type=JSONB)(other)

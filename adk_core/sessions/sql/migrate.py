@@ -1,0 +1,59 @@
+"""Create or upgrade the adk_* tables: ``await migrate(url)`` or ``upgrade(url)``. No alembic.ini needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import NullPool
+
+from .engine import SqlStore, postgres_url
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+# Serializes concurrent migrators (e.g. several workers starting at once) on one database.
+_ADVISORY_LOCK_KEY = 0x61646B5F6D6967  # "adk_mig"
+
+
+def alembic_config() -> Config:
+    """An Alembic config pointing at the migrations shipped in this package."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def _upgrade_on(connection: sa.Connection, revision: str) -> None:
+    connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_LOCK_KEY})
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+async def migrate(url_or_engine: str | URL | AsyncEngine, revision: str = "head") -> None:
+    """Bring the database to ``revision`` (default: the newest) in one transaction.
+
+    Safe to call at every start-up and from several processes at once: migrators take turns on an
+    advisory lock and a database already at ``revision`` is left as it is.
+    """
+    store = SqlStore(
+        url_or_engine, None if isinstance(url_or_engine, AsyncEngine) else {"poolclass": NullPool}
+    )
+    try:
+        async with store.engine.begin() as conn:
+            await conn.run_sync(_upgrade_on, revision)
+    finally:
+        await store.close()
+
+
+def upgrade(url: str | URL, revision: str = "head") -> None:
+    """Synchronous ``migrate`` for scripts and deploy steps that run no event loop."""
+    engine = sa.create_engine(postgres_url(url), poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            _upgrade_on(conn, revision)
+    finally:
+        engine.dispose()

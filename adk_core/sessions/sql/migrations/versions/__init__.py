@@ -1,0 +1,1 @@
+# A package only so that setuptools ships the revision files; Alembic skips __init__.py.

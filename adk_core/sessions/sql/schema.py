@@ -1,0 +1,109 @@
+"""The Postgres tables of the session, memory and artifact stores.
+
+The migrations in ``migrations/versions`` create exactly these tables (a test compares them);
+services build their queries from these objects. Times are epoch seconds (``double precision``),
+the same floats events carry, so values round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import BYTEA, JSONB, TSVECTOR
+
+metadata = sa.MetaData()
+
+_EMPTY_OBJECT = sa.text("'{}'::jsonb")
+
+sessions = sa.Table(
+    "adk_sessions",
+    metadata,
+    sa.Column("app_name", sa.Text, primary_key=True),
+    sa.Column("user_id", sa.Text, primary_key=True),
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("state", JSONB, nullable=False, server_default=_EMPTY_OBJECT),
+    sa.Column("create_time", sa.Double, nullable=False),
+    sa.Column("update_time", sa.Double, nullable=False),
+    # The seq of the last event appended; the next event gets last_seq + 1 under the row lock.
+    sa.Column("last_seq", sa.BigInteger, nullable=False, server_default=sa.text("0")),
+)
+
+events = sa.Table(
+    "adk_events",
+    metadata,
+    sa.Column("app_name", sa.Text, primary_key=True),
+    sa.Column("user_id", sa.Text, primary_key=True),
+    sa.Column("session_id", sa.Text, primary_key=True),
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("invocation_id", sa.Text, nullable=False),
+    sa.Column("author", sa.Text, nullable=False),
+    sa.Column("branch", sa.Text, nullable=True),
+    sa.Column("timestamp", sa.Double, nullable=False),
+    sa.Column("event", JSONB, nullable=False),
+    sa.ForeignKeyConstraint(
+        ["app_name", "user_id", "session_id"],
+        ["adk_sessions.app_name", "adk_sessions.user_id", "adk_sessions.id"],
+        name="adk_events_session_fkey",
+        ondelete="CASCADE",
+    ),
+    sa.Index("adk_events_session_seq", "app_name", "user_id", "session_id", "seq", unique=True),
+    sa.Index("adk_events_invocation_id", "invocation_id"),
+)
+
+app_states = sa.Table(
+    "adk_app_states",
+    metadata,
+    sa.Column("app_name", sa.Text, primary_key=True),
+    sa.Column("state", JSONB, nullable=False, server_default=_EMPTY_OBJECT),
+    sa.Column("update_time", sa.Double, nullable=False),
+)
+
+user_states = sa.Table(
+    "adk_user_states",
+    metadata,
+    sa.Column("app_name", sa.Text, primary_key=True),
+    sa.Column("user_id", sa.Text, primary_key=True),
+    sa.Column("state", JSONB, nullable=False, server_default=_EMPTY_OBJECT),
+    sa.Column("update_time", sa.Double, nullable=False),
+)
+
+TEXT_SEARCH_CONFIG = "english"
+"""Fixed in the generated tsvector column, so queries must use the same configuration."""
+
+memory_entries = sa.Table(
+    "adk_memory_entries",
+    metadata,
+    sa.Column("app_name", sa.Text, primary_key=True),
+    sa.Column("user_id", sa.Text, primary_key=True),
+    sa.Column("event_id", sa.Text, primary_key=True),
+    sa.Column("session_id", sa.Text, nullable=False),
+    sa.Column("author", sa.Text, nullable=True),
+    sa.Column("timestamp", sa.Double, nullable=True),
+    sa.Column("content", JSONB, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column(
+        "tsv",
+        TSVECTOR,
+        sa.Computed(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, text)", persisted=True),
+        nullable=True,
+    ),
+    sa.Index("adk_memory_entries_tsv", "tsv", postgresql_using="gin"),
+)
+
+artifacts = sa.Table(
+    "adk_artifacts",
+    metadata,
+    sa.Column("app_name", sa.Text, primary_key=True),
+    sa.Column("user_id", sa.Text, primary_key=True),
+    # The session id, or 'user' for user:-scoped names (see adk_core.artifacts.base.scope_session_id).
+    sa.Column("session_id", sa.Text, primary_key=True),
+    sa.Column("filename", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("mime_type", sa.Text, nullable=True),
+    sa.Column("data", BYTEA, nullable=True),
+    sa.Column("text", sa.Text, nullable=True),
+    sa.Column("file_uri", sa.Text, nullable=True),
+    # The rest of the Part as JSON (display names, flags), without the bytes and text above.
+    sa.Column("part", JSONB, nullable=False),
+    sa.Column("create_time", sa.Double, nullable=False),
+)
