@@ -258,3 +258,8 @@ def _clean(node: Any, defs: dict[str, Any], active: frozenset[str]) -> Any:
         else:
             out[key] = value
     return out
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema (e.g. ``Model.model_json_schema()``) with ``$ref``s inlined and titles dropped."""
+    return _clean(schema, schema.get("$defs", {}), frozenset())

@@ -1,0 +1,322 @@
+"""The LLM flow: build a request, call the model, run the tools it asks for, repeat until a final answer.
+
+Request processors, in order: basic config -> instructions -> tools -> agent transfer -> contents.
+"""
+
+from __future__ import annotations
+
+
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from .. import telemetry
+from .._callables import first_result
+from ..agents.base import new_event
+from ..agents.context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from ..errors import ConfigurationError
+from ..models.base import GenerateContentConfig, LlmRequest, LlmResponse
+from ..tools.base import BaseTool, Toolset
+from ..tools.builtin import TransferToAgentTool
+from ..types import Event, EventActions
+from .contents import build_contents, current_turn_events
+from .functions import (
+    confirmation_replies,
+    confirmation_request_event,
+    ensure_call_ids,
+    handle_function_calls,
+    long_running_ids,
+)
+from .instructions import inject_state
+
+if TYPE_CHECKING:
+    from ..agents.llm_agent import LlmAgent
+
+logger = logging.getLogger(__name__)
+
+
+async def resolve_tools(agent: LlmAgent, ctx: ReadonlyContext) -> list[BaseTool]:
+    tools: list[BaseTool] = []
+    for item in agent.tools:
+        if isinstance(item, BaseTool):
+            tools.append(item)
+            continue
+        try:
+            tools.extend(await item.get_tools(ctx))
+        except Exception:  # a broken tool source must not take the agent down with it
+            logger.exception("toolset %r of agent %r failed; continuing without its tools", _toolset_name(item), agent.name)
+    return tools
+
+
+def _toolset_name(toolset: Toolset) -> str:
+    return getattr(toolset, "name", type(toolset).__name__)
+
+
+# --- request processors ---------------------------------------------------------------------------
+async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
+    model = agent.canonical_model
+    config = (
+        agent.generate_content_config.model_copy(deep=True) if agent.generate_content_config else GenerateContentConfig()
+    )
+    request = LlmRequest(model=model.name, config=config)
+    readonly = ReadonlyContext(ctx)
+    await _add_instructions(agent, readonly, request)
+    await _add_tools(agent, ctx, request)
+    _add_agent_transfer(agent, request)
+    if agent.output_schema is not None and not request.config.tools:
+        request.config.response_schema = agent.output_schema.model_json_schema()
+        request.config.response_mime_type = "application/json"
+    events = ctx.session.events
+    if agent.include_contents == "none":
+        events = current_turn_events(events)
+    request.contents = build_contents(events, agent.name, ctx.branch)
+    return request
+
+
+async def _add_instructions(agent: LlmAgent, ctx: ReadonlyContext, request: LlmRequest) -> None:
+    root = agent.root_agent
+    from ..agents.llm_agent import LlmAgent as _LlmAgent
+
+    if isinstance(root, _LlmAgent) and root.global_instruction:
+        text, template = await root.canonical_global_instruction(ctx)
+        request.append_instructions(await inject_state(text, ctx, agent_name=agent.name) if template else text)
+    if agent.instruction:
+        text, template = await agent.canonical_instruction(ctx)
+        request.append_instructions(await inject_state(text, ctx, agent_name=agent.name) if template else text)
+    identity = f'You are an agent. Your internal name is "{agent.name}".'
+    if agent.description:
+        identity += f' The description about you is "{agent.description}".'
+    request.append_instructions(identity)
+
+
+async def _add_tools(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:
+    if not agent.tools:
+        return
+    tool_context = ToolContext(ctx)
+    for tool in await resolve_tools(agent, tool_context):
+        if tool.name in request.tools_dict:
+            raise ConfigurationError(
+                f"agent {agent.name!r} has two tools named {tool.name!r}; tool names must be unique per agent"
+            )
+        await tool.process_llm_request(tool_context=tool_context, llm_request=request)
+
+
+def _add_agent_transfer(agent: LlmAgent, request: LlmRequest) -> None:
+    targets = agent.transfer_targets()
+    if not targets:
+        return
+    lines = "\n".join(f"Agent name: {t.name}\nAgent description: {t.description}\n" for t in targets)
+    guidance = (
+        f"You have a list of other agents to transfer to:\n\n{lines}\n"
+        "If you are the best to answer the question according to your description, you can answer it.\n\n"
+        "If another agent is better for answering the question according to its description, call "
+        "`transfer_to_agent` function to transfer the question to that agent. When transferring, do not "
+        "generate any text other than the function call."
+    )
+    if agent.parent_agent is not None and not agent.disallow_transfer_to_parent:
+        guidance += (
+            f"\n\nYour parent agent is {agent.parent_agent.name}. If neither the other agents nor you are "
+            "best for answering the question according to the descriptions, transfer to your parent agent."
+        )
+    request.append_instructions(guidance)
+    request.append_tools([TransferToAgentTool([t.name for t in targets])])
+
+
+# --- the loop -------------------------------------------------------------------------------------
+async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async for event in _resume_confirmed_calls(agent, ctx):
+        yield event
+        if event.actions.transfer_to_agent or event.is_final_response():
+            return
+    while True:
+        last: Event | None = None
+        async for event in _run_one_step(agent, ctx):
+            last = event
+            yield event
+        if ctx.end_invocation or last is None or last.partial or last.is_final_response():
+            return
+
+
+async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+    request = await build_request(agent, ctx)
+    callback_context = CallbackContext(ctx)
+    async for response in _call_model(agent, ctx, request, callback_context):
+        event = _model_event(agent, ctx, response, callback_context.actions)
+        callback_context = CallbackContext(ctx)  # later chunks start with a clean delta
+        if event.partial:
+            yield event
+            continue
+        ensure_call_ids(ctx, event)
+        event.long_running_tool_ids = long_running_ids(event, request.tools_dict)
+        _save_output(agent, event)
+        yield event
+        calls = event.function_calls()
+        if not calls:
+            continue
+        response_event = await handle_function_calls(ctx, agent, calls, request.tools_dict)
+        if response_event is None:
+            continue
+        async for follow_up in _after_tool_responses(agent, ctx, event, response_event):
+            yield follow_up
+
+
+async def _after_tool_responses(
+    agent: LlmAgent, ctx: InvocationContext, model_event: Event, response_event: Event
+) -> AsyncIterator[Event]:
+    yield response_event
+    if response_event.actions.requested_tool_confirmations:
+        request_event = confirmation_request_event(ctx, agent, model_event, response_event)
+        yield request_event
+        async for event in _await_confirmations(agent, ctx, request_event):
+            yield event
+        return
+    target_name = response_event.actions.transfer_to_agent
+    if target_name:
+        target = agent.root_agent.find_agent(target_name)
+        if target is None:
+            raise ConfigurationError(f"agent {agent.name!r} transferred to unknown agent {target_name!r}")
+        async for event in target.run_async(ctx):
+            yield event
+
+
+async def _await_confirmations(agent: LlmAgent, ctx: InvocationContext, request_event: Event) -> AsyncIterator[Event]:
+    """Wait for the human's answers where the runtime can wait durably; otherwise the invocation
+    ends here and the answers arrive as the next message."""
+    replies = []
+    for call in request_event.function_calls():
+        reply = await ctx.runtime.wait_for("tool_confirmation", call.id or "", ctx)
+        if reply is None:
+            return
+        replies.append(reply)
+    from ..types import Content, Part
+
+    answer = new_event(
+        ctx,
+        author="user",
+        content=Content(
+            role="user",
+            parts=[Part.from_function_response(c.name, dict(r), id=c.id) for c, r in zip(request_event.function_calls(), replies)],
+        ),
+    )
+    yield answer
+    async for event in _resume_confirmed_calls(agent, ctx, answer):
+        yield event
+    if not ctx.end_invocation:
+        async for event in run_llm_flow(agent, ctx):
+            yield event
+
+
+async def _resume_confirmed_calls(
+    agent: LlmAgent, ctx: InvocationContext, answer: Event | None = None
+) -> AsyncIterator[Event]:
+    """Run the tool calls a human just confirmed (or report their rejection to the model)."""
+    if answer is None:
+        events = ctx.session.events
+        answer = events[-1] if events and events[-1].author == "user" else None
+        if answer is None:
+            return
+    calls, confirmations = confirmation_replies(answer, ctx.session.events)
+    if not calls:
+        return
+    tools = {t.name: t for t in await agent.canonical_tools(ReadonlyContext(ctx))}
+    response_event = await handle_function_calls(ctx, agent, calls, tools, confirmations)
+    if response_event is not None:
+        yield response_event
+        if response_event.actions.transfer_to_agent:
+            target = agent.root_agent.find_agent(response_event.actions.transfer_to_agent)
+            if target is not None:
+                async for event in target.run_async(ctx):
+                    yield event
+
+
+async def _call_model(
+    agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext
+) -> AsyncIterator[LlmResponse]:
+    ctx.count_llm_call()
+    plugins = ctx.plugin_manager
+    response = await plugins.run("before_model_callback", callback_context=callback_context, llm_request=request)
+    if response is None and agent.before_model_callback:
+        response = await first_result(
+            agent.before_model_callback, callback_context=callback_context, llm_request=request
+        )
+    if response is not None:
+        yield response
+        return
+    model = agent.canonical_model
+    stream = ctx.run_config.streaming_mode == "sse"
+    attributes = telemetry.model_span_attributes(model.name, ctx.invocation_id, ctx.session.id)
+    with ctx.runtime.span(f"generate_content {model.name}", attributes) as span:
+        try:
+            async for response in ctx.runtime.generate_content(model, request, stream=stream, ctx=ctx):
+                telemetry.set_attributes(span, telemetry.usage_attributes(response.usage_metadata))
+                yield await _after_model(agent, ctx, callback_context, response)
+        except Exception as error:
+            recovered = await plugins.run(
+                "on_model_error_callback", callback_context=callback_context, llm_request=request, error=error
+            )
+            if recovered is None and agent.on_model_error_callback:
+                recovered = await first_result(
+                    agent.on_model_error_callback, callback_context=callback_context, llm_request=request, error=error
+                )
+            if recovered is None:
+                raise
+            yield recovered
+
+
+async def _after_model(
+    agent: LlmAgent, ctx: InvocationContext, callback_context: CallbackContext, response: LlmResponse
+) -> LlmResponse:
+    altered = await ctx.plugin_manager.run(
+        "after_model_callback", callback_context=callback_context, llm_response=response
+    )
+    if altered is None and agent.after_model_callback:
+        altered = await first_result(agent.after_model_callback, callback_context=callback_context, llm_response=response)
+    return altered if altered is not None else response
+
+
+def _model_event(agent: LlmAgent, ctx: InvocationContext, response: LlmResponse, actions: EventActions) -> Event:
+    usage = response.usage_metadata.model_dump(exclude_none=True) if response.usage_metadata else None
+    return new_event(
+        ctx,
+        author=agent.name,
+        content=response.content,
+        partial=response.partial,
+        turn_complete=response.turn_complete,
+        finish_reason=response.finish_reason,
+        error_code=response.error_code,
+        error_message=response.error_message,
+        interrupted=response.interrupted,
+        usage_metadata=usage,
+        custom_metadata=response.custom_metadata,
+        model_version=response.model_version,
+        actions=actions,
+    )
+
+
+def _save_output(agent: LlmAgent, event: Event) -> None:
+    """output_key: keep the agent's final answer in state (validated against output_schema)."""
+    if not agent.output_key or not event.is_final_response() or not event.content or event.author != agent.name:
+        return
+    text = event.text
+    if not text:
+        return
+    if agent.output_schema is None:
+        event.actions.state_delta[agent.output_key] = text
+        return
+    try:
+        value = agent.output_schema.model_validate_json(text).model_dump(mode="json")
+    except ValueError as e:
+        event.error_code = "OUTPUT_SCHEMA_MISMATCH"
+        event.error_message = (
+            f"agent {agent.name!r} answered text that is not valid {agent.output_schema.__name__} JSON "
+            f"({_first_line(e)}); nothing was saved to {agent.output_key!r}"
+        )
+        return
+    event.actions.state_delta[agent.output_key] = value
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+__all__ = ["build_request", "resolve_tools", "run_llm_flow"]

@@ -1,0 +1,346 @@
+"""Plumbing shared by the HTTP model providers: clients, keys, error mapping, SSE and stream aggregation.
+
+Providers retry nothing. Every failure becomes a ModelError carrying ``status``, ``retryable`` and
+``retry_after``, and the caller (a Temporal activity in durable runs) owns the retry policy.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from email.utils import parsedate_to_datetime
+from typing import Any, ClassVar
+
+import httpx
+from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
+from pydantic_core import to_jsonable_python
+
+from adk_core.errors import ModelError
+from adk_core.runtime import wall_clock
+from adk_core.types import Content, FunctionCall, FunctionResponse, Part
+
+from .base import GenerateContentConfig, LlmResponse
+
+_RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+def is_retryable(status: int) -> bool:
+    """Whether the same request may succeed later: timeouts, conflicts, rate limits, server errors."""
+    return status in _RETRYABLE_STATUSES or status >= 500
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if millis := headers.get("retry-after-ms"):
+        with contextlib.suppress(ValueError):
+            return max(0.0, float(millis) / 1000)
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    with contextlib.suppress(ValueError):
+        return max(0.0, float(value))
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return None
+    # Measure against the server's own Date header when it sent one, so our clock skew does not count.
+    now = wall_clock()
+    if date := headers.get("date"):
+        with contextlib.suppress(TypeError, ValueError):
+            now = parsedate_to_datetime(date).timestamp()
+    return max(0.0, when - now)
+
+
+def _retry_delay_from_body(error: dict[str, Any]) -> float | None:
+    # Google APIs say how long to wait in a RetryInfo detail ("37s") rather than a header.
+    for detail in error.get("details") or []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            with contextlib.suppress(ValueError):
+                return float(delay[:-1])
+    return None
+
+
+def error_details(body: Any) -> tuple[str | None, str | None, float | None]:
+    """(message, error type, retry delay) from a provider's JSON error body, in any of the common shapes."""
+    if not isinstance(body, dict):
+        return None, None, None
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return error, None, None
+    if not isinstance(error, dict):
+        return None, None, None
+    message = error.get("message") or body.get("detail")
+    kind = error.get("type") or error.get("status") or error.get("code")
+    return (str(message) if message else None), (str(kind) if kind else None), _retry_delay_from_body(error)
+
+
+def _hint(status: int, retry_after: float | None) -> str:
+    if status == 401:
+        return "check the API key"
+    if status == 403:
+        return "the API key is not allowed to use this model or project"
+    if status == 404:
+        return "check the model name and base_url"
+    if is_retryable(status):
+        wait = f" (the provider asked to wait {retry_after:g}s)" if retry_after is not None else ""
+        return f"this may succeed if retried later{wait}"
+    return "the provider rejected the request; fix it as the message says"
+
+
+def status_error(
+    status: int, body: Any, headers: httpx.Headers | None, *, provider: str, secret: str | None
+) -> ModelError:
+    """The ModelError for an HTTP error status (or an error the provider reported inside a stream)."""
+    message, kind, body_delay = error_details(body)
+    if message is None and isinstance(body, str) and body.strip():
+        message = body.strip()[:500]
+    retry_after = parse_retry_after(headers) if headers is not None else None
+    if retry_after is None:
+        retry_after = body_delay
+    kind_text = f" ({kind})" if kind else ""
+    text = f"{provider} returned HTTP {status}{kind_text}: {message or 'no error message'}; {_hint(status, retry_after)}"
+    return ModelError(
+        redact(text, secret),
+        status=status,
+        retryable=is_retryable(status),
+        retry_after=retry_after,
+        provider=provider,
+        error_type=kind,
+    )
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def env_value(*names: str) -> str | None:
+    """The first of the environment variables ``names`` that is set and non-empty."""
+    return next((value for name in names if (value := os.environ.get(name))), None)
+
+
+def merge_extra(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``extra`` into ``body`` recursively, so extra={"generationConfig": {...}} adds keys, not replaces."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(body.get(key), dict):
+            merge_extra(body[key], value)
+        else:
+            body[key] = value
+    return body
+
+
+def jsonable(value: Any) -> Any:
+    """Tool results may hold datetimes, models or bytes: turn them into plain JSON values."""
+    return to_jsonable_python(value, fallback=str, bytes_mode="base64")
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(jsonable(value), ensure_ascii=False)
+
+
+def b64encode(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any] | None:
+    """Tool-call arguments as a dict, or None when the model produced something that is not a JSON object."""
+    if not raw or not raw.strip():
+        return {}
+    try:
+        args = json.loads(raw)
+    except ValueError:
+        return None
+    return args if isinstance(args, dict) else None
+
+
+def malformed_call(name: str, raw: str, **fields: Any) -> LlmResponse:
+    """The response for a tool call whose arguments are not a JSON object; the call itself is dropped."""
+    return LlmResponse(
+        error_code="MALFORMED_FUNCTION_CALL",
+        error_message=(
+            f"the model called tool {name!r} with arguments that are not a JSON object: {raw[:200]!r}; "
+            "the call was not run. Retry the turn, or use a model that follows the tool schema more reliably"
+        ),
+        turn_complete=True,
+        **fields,
+    )
+
+
+def tool_choice(config: GenerateContentConfig) -> tuple[str, str | None] | None:
+    """Normalise ``config.tool_choice`` to ("auto" | "none" | "any" | "tool", tool name)."""
+    choice = config.tool_choice
+    if choice is None:
+        return None
+    lowered = choice.lower()
+    if lowered in ("auto", "none"):
+        return lowered, None
+    if lowered in ("any", "required"):
+        return "any", None
+    return "tool", choice
+
+
+class ToolCallIds:
+    """Ids for function calls and responses that arrived without one (Anthropic and OpenAI require them).
+
+    Ids derive from the call's position and name, so the same request always gets the same ids, and a
+    response without an id takes the oldest unanswered call of the same name.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._pending: dict[str, list[str]] = {}
+
+    def _new(self, name: str) -> str:
+        self._count += 1
+        return f"call_{self._count}_{re.sub(r'[^a-zA-Z0-9_-]', '_', name)}"[:40]
+
+    def for_call(self, call: FunctionCall) -> str:
+        if call.id:
+            return call.id
+        new_id = self._new(call.name)
+        self._pending.setdefault(call.name, []).append(new_id)
+        return new_id
+
+    def for_response(self, response: FunctionResponse) -> str:
+        if response.id:
+            return response.id
+        pending = self._pending.get(response.name)
+        return pending.pop(0) if pending else self._new(response.name)
+
+
+def partial_text(text: str, *, thought: bool = False) -> LlmResponse:
+    """The partial response carrying one streamed text (or thought) chunk."""
+    part = Part(text=text, thought=thought or None)
+    return LlmResponse(content=Content(role="model", parts=[part]), partial=True)
+
+
+def no_content_error(content: Content | None, finish_reason: str | None, provider: str) -> dict[str, str]:
+    """error_code/error_message for a response that ended without content for a reason other than STOP."""
+    if content is not None or not finish_reason or finish_reason == "STOP":
+        return {}
+    return {"error_code": finish_reason, "error_message": f"{provider} returned no content ({finish_reason})"}
+
+
+class HttpModel:
+    """Base for the providers: holds the model name, key, base URL and client, and does the HTTP calls.
+
+    A client is built per call unless one is injected: the registry shares one instance per model name,
+    possibly across event loops, and an httpx client must not outlive its loop. An injected client is
+    used as given (its own timeout applies) and never closed here.
+    """
+
+    provider: ClassVar[str]
+    api_key_env: ClassVar[tuple[str, ...]] = ()
+    api_key_help: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        http_client: httpx.AsyncClient | None,
+        timeout: float,
+    ) -> None:
+        self._model = model
+        self._api_key = api_key
+        self._base_url = base_url.rstrip("/") if base_url else None
+        self._http_client = http_client
+        self._timeout = timeout
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
+
+    def _key(self, *, required: bool = True) -> str | None:
+        key = self._api_key or env_value(*self.api_key_env)
+        if key is None and required:
+            names = " or ".join(self.api_key_env)
+            raise ModelError(
+                f"no API key for {self.provider} model {self._model!r}: set {names} "
+                f"({self.api_key_help}) or pass api_key= to {type(self).__name__}",
+                provider=self.provider,
+                error_type="missing_api_key",
+            )
+        return key
+
+    @contextlib.asynccontextmanager
+    async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._http_client is not None:
+            yield self._http_client
+            return
+        async with httpx.AsyncClient(timeout=self._timeout) as client:
+            yield client
+
+    def _transport_error(self, exc: httpx.TransportError, secret: str | None) -> ModelError:
+        if isinstance(exc, httpx.TimeoutException):
+            text = f"{self.provider} did not answer in time ({type(exc).__name__}); retry, or raise timeout="
+        else:
+            text = f"could not reach {self.provider} ({type(exc).__name__}: {exc}); check the network and base_url"
+        return ModelError(
+            redact(text, secret), retryable=True, provider=self.provider, error_type="transport"
+        )
+
+    async def _post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        secret = self._key(required=False)
+        async with self._client() as client:
+            try:
+                response = await client.post(url, json=body, headers=headers)
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc, secret) from exc
+        if not response.is_success:
+            raise status_error(
+                response.status_code, _body(response), response.headers, provider=self.provider, secret=secret
+            )
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ModelError(
+                f"{self.provider} answered HTTP {response.status_code} with a body that is not JSON; "
+                "check base_url points at the provider's API",
+                status=response.status_code,
+                provider=self.provider,
+                error_type="invalid_response",
+            ) from exc
+
+    async def _post_sse(
+        self, url: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[ServerSentEvent]:
+        secret = self._key(required=False)
+        async with self._client() as client:
+            try:
+                async with aconnect_sse(client, "POST", url, json=body, headers=headers) as source:
+                    response = source.response
+                    if not response.is_success:
+                        await response.aread()
+                        raise status_error(
+                            response.status_code,
+                            _body(response),
+                            response.headers,
+                            provider=self.provider,
+                            secret=secret,
+                        )
+                    async for event in source.aiter_sse():
+                        yield event
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc, secret) from exc
+            except SSEError as exc:
+                raise ModelError(
+                    f"{self.provider} did not answer with an event stream ({exc}); check base_url",
+                    provider=self.provider,
+                    error_type="invalid_response",
+                ) from exc
+
+
+def _body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text

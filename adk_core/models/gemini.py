@@ -1,0 +1,269 @@
+"""Google Gemini through the Gemini API's REST interface (generateContent / streamGenerateContent)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from adk_core.types import Blob, Content, FileData, FunctionCall, Part
+
+from ._http import (
+    HttpModel,
+    b64encode,
+    jsonable,
+    merge_extra,
+    no_content_error,
+    partial_text,
+    status_error,
+    tool_choice,
+)
+from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
+
+_GENERATION_FIELDS = {
+    "temperature": "temperature",
+    "top_p": "topP",
+    "top_k": "topK",
+    "max_output_tokens": "maxOutputTokens",
+    "stop_sequences": "stopSequences",
+    "seed": "seed",
+    "response_mime_type": "responseMimeType",
+}
+_USAGE_FIELDS = {
+    "promptTokenCount": "prompt_token_count",
+    "candidatesTokenCount": "candidates_token_count",
+    "totalTokenCount": "total_token_count",
+    "thoughtsTokenCount": "thoughts_token_count",
+    "cachedContentTokenCount": "cached_content_token_count",
+}
+
+
+class GeminiModel(HttpModel):
+    """A Gemini model served by the Gemini API.
+
+    Args:
+        model: the model name, e.g. ``"gemini-2.5-flash"``.
+        api_key: the API key; defaults to ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``, read at call time.
+            It is sent in the ``x-goog-api-key`` header, never in the URL.
+        base_url: the API root, up to and including the version.
+        http_client: an httpx client to use instead of one per call (tests, proxies, pooling).
+        timeout: seconds for each network operation when this class builds the client.
+    """
+
+    provider = "gemini"
+    api_key_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    api_key_help = "a key from https://aistudio.google.com/apikey"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = "https://generativelanguage.googleapis.com/v1beta",
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = 600,
+    ) -> None:
+        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout)
+
+    async def generate_content(
+        self, request: LlmRequest, *, stream: bool = False
+    ) -> AsyncIterator[LlmResponse]:
+        headers = {"x-goog-api-key": self._key() or ""}
+        body = build_request(request)
+        url = f"{self._base_url}/models/{self._model.removeprefix('models/')}"
+        if not stream:
+            yield parse_response(await self._post_json(f"{url}:generateContent", body, headers))
+            return
+        acc = StreamAccumulator()
+        last: dict[str, Any] = {}
+        async for event in self._post_sse(f"{url}:streamGenerateContent?alt=sse", body, headers):
+            chunk = event.json()
+            if "error" in chunk:
+                # Errors after the stream started arrive as a JSON error body inside an event.
+                status = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
+                raise status_error(
+                    status if isinstance(status, int) else 500,
+                    chunk,
+                    None,
+                    provider=self.provider,
+                    secret=self._key(required=False),
+                )
+            candidate = (chunk.get("candidates") or [{}])[0]
+            for wire in (candidate.get("content") or {}).get("parts") or []:
+                part = _part_from_wire(wire)
+                if part is None:
+                    continue
+                if part.text is not None and part.function_call is None:
+                    partial = acc.add_text(
+                        part.text, thought=bool(part.thought), signature=part.thought_signature
+                    )
+                    if part.text:
+                        yield partial
+                else:
+                    acc.add_part(part)
+            for key in ("usageMetadata", "modelVersion", "promptFeedback"):
+                if key in chunk:
+                    last[key] = chunk[key]
+            for key in ("finishReason", "finishMessage"):
+                if key in candidate:
+                    last[key] = candidate[key]
+        yield _final(acc.content(), last, last)
+
+
+class StreamAccumulator:
+    """Collects streamed pieces into the final aggregated content, in the order they arrived."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+
+    def add_text(self, text: str, *, thought: bool = False, signature: bytes | None = None) -> LlmResponse:
+        """Record a text chunk and return the partial response to yield for it."""
+        last = self.parts[-1] if self.parts else None
+        if last is not None and last.text is not None and bool(last.thought) == thought:
+            last.text += text
+            last.thought_signature = signature or last.thought_signature
+        else:
+            self.parts.append(Part(text=text, thought=thought or None, thought_signature=signature))
+        return partial_text(text, thought=thought)
+
+    def add_part(self, part: Part) -> None:
+        self.parts.append(part)
+
+    def content(self) -> Content | None:
+        return Content(role="model", parts=self.parts) if self.parts else None
+
+
+def build_request(request: LlmRequest) -> dict[str, Any]:
+    """The generateContent request body for ``request``."""
+    config = request.config
+    body: dict[str, Any] = {"contents": [c for c in map(_content_to_wire, request.contents) if c["parts"]]}
+    if config.system_instruction:
+        body["systemInstruction"] = {"parts": [{"text": config.system_instruction}]}
+    if config.tools:
+        body["tools"] = [{"functionDeclarations": [_declaration(t) for t in config.tools]}]
+    if config.tools and (choice := tool_choice(config)):
+        mode, name = choice
+        calling: dict[str, Any] = {"mode": "ANY" if mode == "tool" else mode.upper()}
+        if name:
+            calling["allowedFunctionNames"] = [name]
+        body["toolConfig"] = {"functionCallingConfig": calling}
+    if generation := _generation_config(config):
+        body["generationConfig"] = generation
+    return merge_extra(body, config.extra)
+
+
+def _declaration(declaration: Any) -> dict[str, Any]:
+    # parametersJsonSchema / responseJsonSchema take full JSON Schema; `parameters` only an OpenAPI subset.
+    wire: dict[str, Any] = {"name": declaration.name, "description": declaration.description}
+    if declaration.parameters is not None:
+        wire["parametersJsonSchema"] = declaration.parameters
+    if declaration.response is not None:
+        wire["responseJsonSchema"] = declaration.response
+    return wire
+
+
+def _generation_config(config: GenerateContentConfig) -> dict[str, Any]:
+    generation = {
+        wire: getattr(config, field)
+        for field, wire in _GENERATION_FIELDS.items()
+        if getattr(config, field) is not None
+    }
+    if config.response_schema is not None:
+        generation["responseJsonSchema"] = config.response_schema
+        generation.setdefault("responseMimeType", "application/json")
+    return generation
+
+
+def _content_to_wire(content: Content) -> dict[str, Any]:
+    parts = [wire for wire in map(_part_to_wire, content.parts) if wire is not None]
+    return {"role": content.role or "user", "parts": parts}
+
+
+def _part_to_wire(part: Part) -> dict[str, Any] | None:
+    wire: dict[str, Any]
+    if part.text is not None:
+        wire = {"text": part.text}
+        if part.thought:
+            wire["thought"] = True
+    elif part.inline_data is not None:
+        wire = {
+            "inlineData": {"mimeType": part.inline_data.mime_type, "data": b64encode(part.inline_data.data)}
+        }
+    elif part.file_data is not None:
+        file_data = {"fileUri": part.file_data.file_uri}
+        if part.file_data.mime_type:
+            file_data["mimeType"] = part.file_data.mime_type
+        wire = {"fileData": file_data}
+    elif part.function_call is not None:
+        call = part.function_call
+        wire = {"functionCall": _with_id({"name": call.name, "args": call.args}, call.id)}
+    elif part.function_response is not None:
+        response = part.function_response
+        wire = {
+            "functionResponse": _with_id(
+                {"name": response.name, "response": jsonable(response.response)}, response.id
+            )
+        }
+    else:
+        return None
+    if part.thought_signature:
+        # Gemini 2.5+/3 need the signature back on the part that carried it to keep reasoning across turns.
+        wire["thoughtSignature"] = b64encode(part.thought_signature)
+    return wire
+
+
+def _with_id(wire: dict[str, Any], id: str | None) -> dict[str, Any]:
+    return {**wire, "id": id} if id else wire
+
+
+def _part_from_wire(wire: dict[str, Any]) -> Part | None:
+    signature = base64.b64decode(wire["thoughtSignature"]) if wire.get("thoughtSignature") else None
+    if "functionCall" in wire:
+        call = wire["functionCall"]
+        function_call = FunctionCall(name=call["name"], args=call.get("args") or {}, id=call.get("id"))
+        return Part(function_call=function_call, thought_signature=signature)
+    if "text" in wire:
+        return Part(text=wire["text"], thought=wire.get("thought") or None, thought_signature=signature)
+    if "inlineData" in wire:
+        blob = wire["inlineData"]
+        return Part(inline_data=Blob(mime_type=blob["mimeType"], data=base64.b64decode(blob["data"])))
+    if "fileData" in wire:
+        data = wire["fileData"]
+        return Part(file_data=FileData(file_uri=data["fileUri"], mime_type=data.get("mimeType")))
+    return None  # executableCode and friends: not part of our Content model
+
+
+def parse_response(data: dict[str, Any]) -> LlmResponse:
+    """An LlmResponse from a generateContent response body."""
+    candidate = (data.get("candidates") or [{}])[0]
+    parts = [p for p in map(_part_from_wire, (candidate.get("content") or {}).get("parts") or []) if p]
+    content = Content(role="model", parts=parts) if parts else None
+    return _final(content, data, candidate)
+
+
+def _final(content: Content | None, data: dict[str, Any], candidate: dict[str, Any]) -> LlmResponse:
+    finish_reason = candidate.get("finishReason")
+    error_code = error_message = None
+    feedback = data.get("promptFeedback") or {}
+    if block := feedback.get("blockReason"):
+        error_code = block
+        error_message = feedback.get("blockReasonMessage") or f"Gemini blocked the prompt ({block})"
+    elif error := no_content_error(content, finish_reason, "Gemini"):
+        error_code = error["error_code"]
+        error_message = candidate.get("finishMessage") or error["error_message"]
+    usage = data.get("usageMetadata")
+    return LlmResponse(
+        content=content,
+        turn_complete=True,
+        finish_reason=finish_reason,
+        usage_metadata=_usage(usage) if usage else None,
+        error_code=error_code,
+        error_message=error_message,
+        model_version=data.get("modelVersion"),
+    )
+
+
+def _usage(usage: dict[str, Any]) -> UsageMetadata:
+    return UsageMetadata(**{ours: usage[wire] for wire, ours in _USAGE_FIELDS.items() if wire in usage})

@@ -1,0 +1,292 @@
+"""OpenAI Chat Completions, and any server that speaks it (Ollama, vLLM, llama.cpp) as ``openai/<model>``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from adk_core.errors import ModelError
+from adk_core.types import Content, FunctionCall, Part
+
+from ._http import (
+    HttpModel,
+    ToolCallIds,
+    b64encode,
+    env_value,
+    json_text,
+    malformed_call,
+    merge_extra,
+    no_content_error,
+    parse_arguments,
+    partial_text,
+    status_error,
+    tool_choice,
+)
+from .base import LlmRequest, LlmResponse, UsageMetadata
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_FINISH_REASONS = {
+    "stop": "STOP",
+    "tool_calls": "STOP",
+    "function_call": "STOP",
+    "length": "MAX_TOKENS",
+    "content_filter": "SAFETY",
+}
+
+
+class OpenAIModel(HttpModel):
+    """A model behind the OpenAI Chat Completions API.
+
+    A name ``"openai/<model>"`` addresses an OpenAI-compatible server: ``<model>`` is sent as the model
+    and the API key is optional (Ollama needs none). Plain names (``"gpt-4o"``) go to OpenAI itself.
+
+    Args:
+        model: ``"gpt-4o"``, ``"o4-mini"``, ``"openai/llama3.2"`` ...
+        api_key: the API key; defaults to ``OPENAI_API_KEY``, read at call time. Required only
+            when calling api.openai.com.
+        base_url: the API root; defaults to ``OPENAI_BASE_URL``, then ``https://api.openai.com/v1``.
+        http_client: an httpx client to use instead of one per call (tests, proxies, pooling).
+        timeout: seconds for each network operation when this class builds the client.
+    """
+
+    provider = "openai"
+    api_key_env = ("OPENAI_API_KEY",)
+    api_key_help = "a key from https://platform.openai.com/api-keys"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = 600,
+    ) -> None:
+        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout)
+        self._compatible = model.startswith("openai/")
+        self._wire_model = model.removeprefix("openai/")
+
+    async def generate_content(
+        self, request: LlmRequest, *, stream: bool = False
+    ) -> AsyncIterator[LlmResponse]:
+        base_url = (self._base_url or env_value("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        key = self._key(required=base_url == DEFAULT_BASE_URL)
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        body = self.build_request(request)
+        url = f"{base_url}/chat/completions"
+        if not stream:
+            data = await self._post_json(url, body, headers)
+            choice = (data.get("choices") or [{}])[0]
+            message = choice.get("message") or {}
+            yield _response(
+                message.get("content"),
+                _reasoning(message),
+                message.get("tool_calls") or [],
+                choice.get("finish_reason"),
+                data.get("usage"),
+                data.get("model"),
+                message.get("refusal"),
+            )
+            return
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        text, reasoning, calls = "", "", {}
+        finish_reason = usage = model = None
+        async for event in self._post_sse(url, body, headers):
+            if event.data.strip() == "[DONE]":
+                break
+            if not event.data:
+                continue
+            chunk = event.json()
+            if "error" in chunk:
+                code = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
+                raise status_error(
+                    code if isinstance(code, int) else 500,
+                    chunk,
+                    None,
+                    provider=self.provider,
+                    secret=key,
+                )
+            model = chunk.get("model") or model
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                if thought := _reasoning(delta):
+                    reasoning += thought
+                    yield partial_text(thought, thought=True)
+                if delta.get("content"):
+                    text += delta["content"]
+                    yield partial_text(delta["content"])
+                for fragment in delta.get("tool_calls") or []:
+                    # Arguments arrive in pieces keyed by index; id and name come with the first piece.
+                    call = calls.setdefault(
+                        fragment.get("index", 0), {"id": None, "function": {"name": "", "arguments": ""}}
+                    )
+                    call["id"] = fragment.get("id") or call["id"]
+                    function = fragment.get("function") or {}
+                    call["function"]["name"] = call["function"]["name"] or function.get("name") or ""
+                    call["function"]["arguments"] += function.get("arguments") or ""
+                finish_reason = choice.get("finish_reason") or finish_reason
+        tool_calls = [calls[i] for i in sorted(calls)]
+        yield _response(text or None, reasoning or None, tool_calls, finish_reason, usage, model, None)
+
+    def build_request(self, request: LlmRequest) -> dict[str, Any]:
+        """The Chat Completions request body for ``request``."""
+        config = request.config
+        body: dict[str, Any] = {"model": self._wire_model, "messages": _messages(request)}
+        if config.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters or {"type": "object", "properties": {}},
+                    },
+                }
+                for t in config.tools
+            ]
+            if choice := tool_choice(config):
+                mode, name = choice
+                if name:
+                    body["tool_choice"] = {"type": "function", "function": {"name": name}}
+                else:
+                    body["tool_choice"] = "required" if mode == "any" else mode
+        for field in ("temperature", "top_p", "seed"):
+            if (value := getattr(config, field)) is not None:
+                body[field] = value
+        if config.max_output_tokens is not None:
+            # OpenAI's reasoning models take only max_completion_tokens; compatible servers know max_tokens.
+            body["max_tokens" if self._compatible else "max_completion_tokens"] = config.max_output_tokens
+        if config.stop_sequences:
+            body["stop"] = config.stop_sequences
+        if config.response_schema is not None:
+            schema = {"name": "response", "schema": config.response_schema}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
+        elif config.response_mime_type == "application/json":
+            body["response_format"] = {"type": "json_object"}
+        return merge_extra(body, config.extra)
+
+
+def _messages(request: LlmRequest) -> list[dict[str, Any]]:
+    ids = ToolCallIds()
+    messages: list[dict[str, Any]] = []
+    if request.config.system_instruction:
+        messages.append({"role": "system", "content": request.config.system_instruction})
+    for content in request.contents:
+        if content.role == "model":
+            text = "".join(p.text for p in content.parts if p.text and not p.thought)
+            calls = [
+                {
+                    "id": ids.for_call(call),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json_text(call.args)},
+                }
+                for call in content.function_calls()
+            ]
+            if text or calls:
+                messages.append(
+                    {"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}
+                )
+            continue
+        # Tool results are messages of their own and must come straight after the assistant's calls.
+        for response in content.function_responses():
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": ids.for_response(response),
+                    "content": json_text(response.response),
+                }
+            )
+        parts = [wire for wire in map(_user_part, content.parts) if wire is not None]
+        if len(parts) == 1 and parts[0]["type"] == "text":
+            messages.append({"role": "user", "content": parts[0]["text"]})
+        elif parts:
+            messages.append({"role": "user", "content": parts})
+    return messages
+
+
+def _user_part(part: Part) -> dict[str, Any] | None:
+    if part.thought or part.function_response is not None or part.function_call is not None:
+        return None
+    if part.text is not None:
+        return {"type": "text", "text": part.text}
+    if part.inline_data is not None:
+        blob = part.inline_data
+        data_url = f"data:{blob.mime_type};base64,{b64encode(blob.data)}"
+        if blob.mime_type.startswith("image/"):
+            return {"type": "image_url", "image_url": {"url": data_url}}
+        if blob.mime_type == "application/pdf":
+            return {
+                "type": "file",
+                "file": {"filename": blob.display_name or "document.pdf", "file_data": data_url},
+            }
+        if blob.mime_type in ("audio/wav", "audio/mpeg", "audio/mp3"):
+            audio_format = "wav" if blob.mime_type == "audio/wav" else "mp3"
+            return {
+                "type": "input_audio",
+                "input_audio": {"data": b64encode(blob.data), "format": audio_format},
+            }
+        _unsupported(blob.mime_type)
+    if part.file_data is not None:
+        if not (part.file_data.mime_type or "").startswith("image/"):
+            _unsupported(part.file_data.mime_type or "untyped")
+        return {"type": "image_url", "image_url": {"url": part.file_data.file_uri}}
+    return None
+
+
+def _unsupported(mime_type: str) -> None:
+    raise ModelError(
+        f"Chat Completions accepts images, PDFs and wav/mp3 audio inline (images by URL), not {mime_type!r}; "
+        "convert the data or send it as text",
+        provider="openai",
+        error_type="unsupported_content",
+    )
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    # Not part of OpenAI's API: vLLM and DeepSeek send reasoning_content, Ollama and OpenRouter reasoning.
+    return message.get("reasoning_content") or message.get("reasoning") or None
+
+
+def _response(
+    text: str | None,
+    reasoning: str | None,
+    tool_calls: list[dict[str, Any]],
+    finish_reason: str | None,
+    usage: dict[str, Any] | None,
+    model: str | None,
+    refusal: str | None,
+) -> LlmResponse:
+    fields: dict[str, Any] = {"usage_metadata": _usage(usage) if usage else None, "model_version": model}
+    parts = [Part(text=reasoning, thought=True)] if reasoning else []
+    if text:
+        parts.append(Part(text=text))
+    for call in tool_calls:
+        function = call.get("function") or {}
+        args = parse_arguments(function.get("arguments"))
+        if args is None:
+            return malformed_call(function.get("name", ""), function.get("arguments") or "", **fields)
+        parts.append(
+            Part(function_call=FunctionCall(name=function.get("name", ""), args=args, id=call.get("id")))
+        )
+    content = Content(role="model", parts=parts) if parts else None
+    reason = _FINISH_REASONS.get(finish_reason, finish_reason.upper()) if finish_reason else None
+    error = no_content_error(content, reason, "openai")
+    if refusal:
+        error = {"error_code": "SAFETY", "error_message": f"the model refused: {refusal}"}
+    return LlmResponse(content=content, turn_complete=True, finish_reason=reason, **error, **fields)
+
+
+def _usage(usage: dict[str, Any]) -> UsageMetadata:
+    details = usage.get("completion_tokens_details") or {}
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    return UsageMetadata(
+        prompt_token_count=usage.get("prompt_tokens"),
+        candidates_token_count=usage.get("completion_tokens"),
+        total_token_count=usage.get("total_tokens"),
+        thoughts_token_count=details.get("reasoning_tokens"),
+        cached_content_token_count=prompt_details.get("cached_tokens"),
+    )

@@ -1,0 +1,81 @@
+"""OpenTelemetry spans for agents, model calls and tools, with gen_ai.* attributes.
+
+When no tracer provider is configured the span helpers return a shared no-op context manager:
+tracing that is off costs one attribute check per span.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from opentelemetry import trace
+
+_tracer = trace.get_tracer("adk_core")
+_NOOP = contextlib.nullcontext()
+
+
+def tracing_enabled() -> bool:
+    provider = trace.get_tracer_provider()
+    # The API's default is a proxy that records nothing until an SDK provider is installed.
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
+def start_span(name: str, attributes: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    if not tracing_enabled():
+        return _NOOP
+    return _span(name, attributes)
+
+
+@contextlib.contextmanager
+def _span(name: str, attributes: dict[str, Any]) -> Iterator[trace.Span]:
+    with _tracer.start_as_current_span(name, attributes={k: v for k, v in attributes.items() if v is not None}) as span:
+        yield span
+
+
+def set_attributes(span: Any, attributes: dict[str, Any]) -> None:
+    """Set attributes on a span from start_span (a no-op when tracing is off)."""
+    if span is None or not getattr(span, "is_recording", lambda: False)():
+        return
+    for key, value in attributes.items():
+        if value is not None:
+            span.set_attribute(key, value)
+
+
+def agent_span_attributes(agent_name: str, description: str, invocation_id: str, session_id: str) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": agent_name,
+        "gen_ai.agent.description": description,
+        "gen_ai.conversation.id": session_id,
+        "adk.invocation_id": invocation_id,
+    }
+
+
+def model_span_attributes(model: str, invocation_id: str, session_id: str) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "generate_content",
+        "gen_ai.system": "adk",
+        "gen_ai.request.model": model,
+        "gen_ai.conversation.id": session_id,
+        "adk.invocation_id": invocation_id,
+    }
+
+
+def tool_span_attributes(tool_name: str, description: str, call_id: str | None) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool_name,
+        "gen_ai.tool.description": description,
+        "gen_ai.tool.call.id": call_id,
+    }
+
+
+def usage_attributes(usage: Any) -> dict[str, Any]:
+    if usage is None:
+        return {}
+    return {
+        "gen_ai.usage.input_tokens": usage.prompt_token_count,
+        "gen_ai.usage.output_tokens": usage.candidates_token_count,
+    }

@@ -1,0 +1,88 @@
+"""AgentTool: another agent, called like a function."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..agents.context import ToolContext
+from ..errors import OutputValidationError
+from ..models.base import FunctionDeclaration
+from ..state import TEMP_PREFIX
+from ..types import Content, Part
+from .base import BaseTool
+from .execution import ToolExecution
+
+if TYPE_CHECKING:
+    from ..agents.base import BaseAgent
+
+
+class AgentTool(BaseTool):
+    """Runs ``agent`` on the arguments and returns its final answer.
+
+    The agent runs in a session of its own that starts with a copy of the caller's state; state it
+    writes flows back to the caller. With ``skip_summarization`` its answer goes to the user as is
+    instead of back through the calling model. In durable runs it may run as a child workflow
+    (``agent.durable={"child_workflow": True}``).
+    """
+
+    def __init__(self, agent: BaseAgent, *, skip_summarization: bool = False, execution: ToolExecution | None = None):
+        super().__init__(name=agent.name, description=agent.description, execution=execution)
+        self.agent = agent
+        self.skip_summarization = skip_summarization
+
+    def declaration(self) -> FunctionDeclaration:
+        input_schema = getattr(self.agent, "input_schema", None)
+        if input_schema is not None:
+            from ._schema import inline_refs
+
+            schema = inline_refs(input_schema.model_json_schema())
+        else:
+            schema = {"type": "object", "properties": {"request": {"type": "string"}}, "required": ["request"]}
+        return FunctionDeclaration(name=self.name, description=self.description, parameters=schema)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        from ..runner import Runner
+        from ..sessions import InMemorySessionService
+
+        if self.skip_summarization:
+            tool_context.actions.skip_summarization = True
+        input_schema = getattr(self.agent, "input_schema", None)
+        if input_schema is not None:
+            text = input_schema.model_validate(args).model_dump_json()
+        else:
+            text = str(args.get("request", ""))
+        parent = tool_context.invocation_context
+        runtime = parent.runtime
+        runner = Runner(
+            app_name=self.agent.name,
+            agent=self.agent,
+            session_service=InMemorySessionService(clock=runtime.now, id_factory=runtime.new_id),
+            artifact_service=parent.artifact_service,
+            memory_service=parent.memory_service,
+            plugins=parent.plugin_manager.plugins,
+            runtime=runtime,
+        )
+        state = {k: v for k, v in tool_context.state.to_dict().items() if not k.startswith(TEMP_PREFIX)}
+        session = await runner.session_service.create_session(
+            app_name=self.agent.name, user_id=parent.user_id, state=state, session_id=runtime.new_id()
+        )
+        last_text = ""
+        async for event in runner.run_async(
+            user_id=parent.user_id,
+            session_id=session.id,
+            new_message=Content(role="user", parts=[Part(text=text)]),
+            run_config=parent.run_config,
+        ):
+            for key, value in event.actions.state_delta.items():
+                tool_context.state[key] = value
+            if event.content is not None and event.text and not event.partial:
+                last_text = event.text
+        output_schema = getattr(self.agent, "output_schema", None)
+        if output_schema is not None and last_text:
+            try:
+                return output_schema.model_validate_json(last_text).model_dump(mode="json")
+            except ValueError as e:
+                raise OutputValidationError(
+                    f"agent {self.agent.name!r} answered text that does not match its output_schema: {e}"
+                ) from None
+        return {"result": last_text}

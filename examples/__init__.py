@@ -1,0 +1,1 @@
+"""Example apps. Run from the repository root so ``examples.<name>:app`` imports."""
