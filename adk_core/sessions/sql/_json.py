@@ -60,3 +60,8 @@ def jsonb(text: str) -> sa.ColumnElement[Any]:
 def concat(column: sa.ColumnElement[Any], other: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
     """``column || other`` on jsonb: the keys of ``other`` replace or join those of ``column``."""
     return column.op("||", return_type=JSONB)(other)
+
+
+def jsonb_param(name: str) -> sa.ColumnElement[Any]:
+    """A named JSON-text parameter cast to jsonb, for executemany inserts."""
+    return sa.cast(sa.bindparam(name, type_=sa.Text), JSONB)

@@ -1,0 +1,163 @@
+"""DatabaseArtifactService: versioned artifacts in Postgres (bytes in a bytea column)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from adk_core.artifacts.base import (
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    USER_SCOPE_PREFIX,
+    ArtifactService,
+    check_artifact,
+    scope_session_id,
+    validate_filename,
+)
+from adk_core.runtime import wall_clock
+from adk_core.sessions.sql._json import dumps_model, jsonb
+from adk_core.sessions.sql.engine import SqlStore
+from adk_core.sessions.sql.schema import artifacts
+from adk_core.types import Part
+
+_USER_SCOPE = scope_session_id(USER_SCOPE_PREFIX, "")
+
+
+class DatabaseArtifactService(SqlStore, ArtifactService):
+    """Artifacts in the adk_artifacts table (created by ``adk_core.sessions.sql.migrate``).
+
+    A save takes a transaction-scoped advisory lock on its (app, user, scope, filename) and inserts
+    version max + 1, so concurrent saves of one name get distinct, gap-free versions. Names and sizes
+    are checked before anything is written.
+
+    Args:
+        url_or_engine: a ``postgresql+psycopg://`` URL, or an ``AsyncEngine`` the caller owns.
+        max_artifact_bytes: the largest inline data or text one version may hold.
+        engine_kwargs: passed to ``create_async_engine`` when a URL is given.
+    """
+
+    def __init__(
+        self,
+        url_or_engine: str | URL | AsyncEngine,
+        *,
+        max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(url_or_engine, engine_kwargs)
+        self.max_artifact_bytes = max_artifact_bytes
+
+    async def save_artifact(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part
+    ) -> int:
+        check_artifact(filename, artifact, self.max_artifact_bytes)
+        # Bytes and text get their own columns; the rest of the Part (names, flags) stays JSON.
+        rest = artifact.model_copy(deep=True)
+        rest.text = None
+        if rest.inline_data is not None:
+            rest.inline_data.data = b""
+        part_json = dumps_model(rest, f"artifact {filename!r}")
+        key = _key(app_name, user_id, session_id, filename)
+        lock_key = sa.func.hashtextextended(
+            sa.func.jsonb_build_array(*[sa.literal(v, sa.Text) for v in key]).cast(sa.Text), 0
+        )
+        file_data = artifact.file_data
+        next_version = (
+            sa.select(sa.func.coalesce(sa.func.max(artifacts.c.version) + 1, 0))
+            .where(*_where(key))
+            .scalar_subquery()
+        )
+        insert = (
+            sa.insert(artifacts)
+            .values(
+                app_name=key[0],
+                user_id=key[1],
+                session_id=key[2],
+                filename=key[3],
+                version=next_version,
+                mime_type=artifact.inline_data.mime_type
+                if artifact.inline_data is not None
+                else (file_data.mime_type if file_data is not None else None),
+                data=artifact.inline_data.data if artifact.inline_data is not None else None,
+                text=artifact.text,
+                file_uri=file_data.file_uri if file_data is not None else None,
+                part=jsonb(part_json),
+                create_time=wall_clock(),
+            )
+            .returning(artifacts.c.version)
+        )
+        async with self._engine.begin() as conn:
+            await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock_key)))
+            return (await conn.execute(insert)).scalar_one()
+
+    async def load_artifact(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
+    ) -> Part | None:
+        validate_filename(filename)
+        if version is not None and version < 0:
+            return None
+        query = sa.select(sa.cast(artifacts.c.part, sa.Text), artifacts.c.data, artifacts.c.text).where(
+            *_where(_key(app_name, user_id, session_id, filename))
+        )
+        if version is None:
+            query = query.order_by(artifacts.c.version.desc()).limit(1)
+        else:
+            query = query.where(artifacts.c.version == version)
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        part_json, data, text = row
+        part = Part.model_validate_json(part_json)
+        if data is not None and part.inline_data is not None:
+            part.inline_data.data = bytes(data)
+        part.text = text
+        return part
+
+    async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
+        query = (
+            sa.select(artifacts.c.filename)
+            .distinct()
+            .where(
+                artifacts.c.app_name == app_name,
+                artifacts.c.user_id == user_id,
+                artifacts.c.session_id.in_([session_id, _USER_SCOPE]),
+            )
+        )
+        async with self._engine.connect() as conn:
+            names = (await conn.execute(query)).scalars().all()
+        return sorted(names)  # Python's order, not the database collation's, as the in-memory store
+
+    async def delete_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> None:
+        validate_filename(filename)
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                sa.delete(artifacts).where(*_where(_key(app_name, user_id, session_id, filename)))
+            )
+
+    async def list_versions(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str
+    ) -> list[int]:
+        validate_filename(filename)
+        query = (
+            sa.select(artifacts.c.version)
+            .where(*_where(_key(app_name, user_id, session_id, filename)))
+            .order_by(artifacts.c.version)
+        )
+        async with self._engine.connect() as conn:
+            return list((await conn.execute(query)).scalars().all())
+
+
+def _key(app_name: str, user_id: str, session_id: str, filename: str) -> tuple[str, str, str, str]:
+    return (app_name, user_id, scope_session_id(filename, session_id), filename)
+
+
+def _where(key: tuple[str, str, str, str]) -> tuple[sa.ColumnElement[bool], ...]:
+    app_name, user_id, scope, filename = key
+    return (
+        artifacts.c.app_name == app_name,
+        artifacts.c.user_id == user_id,
+        artifacts.c.session_id == scope,
+        artifacts.c.filename == filename,
+    )

@@ -1,0 +1,114 @@
+"""DatabaseMemoryService: memory entries in Postgres, found by full-text search."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from adk_core.memory.base import MemoryEntry, MemoryService, SearchMemoryResponse
+from adk_core.sessions import Session
+from adk_core.sessions.sql._json import dumps_model, jsonb_param
+from adk_core.sessions.sql.engine import SqlStore
+from adk_core.sessions.sql.schema import TEXT_SEARCH_CONFIG, memory_entries
+from adk_core.types import Content
+
+_WORD = re.compile(r"\w+")
+MAX_QUERY_WORDS = 32
+
+
+class DatabaseMemoryService(SqlStore, MemoryService):
+    """Memory in the adk_memory_entries table (created by ``adk_core.sessions.sql.migrate``).
+
+    Each event with text becomes one entry, keyed by app, user and event id: adding a session again
+    (or after it grew) stores only the events not stored yet. Search is Postgres full-text search
+    (English stemming, GIN index), within one app and user; like the in-memory service, an entry
+    matches when it shares any word with the query, and entries sharing more words rank first.
+
+    Args:
+        url_or_engine: a ``postgresql+psycopg://`` URL, or an ``AsyncEngine`` the caller owns.
+        limit: the most entries one search returns.
+        engine_kwargs: passed to ``create_async_engine`` when a URL is given.
+    """
+
+    def __init__(
+        self,
+        url_or_engine: str | URL | AsyncEngine,
+        *,
+        limit: int = 20,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(url_or_engine, engine_kwargs)
+        self.limit = limit
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        rows = [
+            {
+                "app_name": session.app_name,
+                "user_id": session.user_id,
+                "event_id": event.id,
+                "session_id": session.id,
+                "author": event.author,
+                "timestamp": event.timestamp,
+                "content": dumps_model(event.content, f"content of event {event.id!r}"),
+                "text": event.text,
+            }
+            for event in session.events
+            if event.content and event.text
+        ]
+        if not rows:
+            return
+        stmt = pg_insert(memory_entries).values(
+            app_name=sa.bindparam("app_name"),
+            user_id=sa.bindparam("user_id"),
+            event_id=sa.bindparam("event_id"),
+            session_id=sa.bindparam("session_id"),
+            author=sa.bindparam("author"),
+            timestamp=sa.bindparam("timestamp"),
+            content=jsonb_param("content"),
+            text=sa.bindparam("text"),
+        )
+        async with self._engine.begin() as conn:
+            await conn.execute(stmt.on_conflict_do_nothing(), rows)
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        # "or" is websearch syntax (and an English stop word): dropped, so it cannot join or split terms.
+        words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w != "or"][
+            :MAX_QUERY_WORDS
+        ]
+        if not words:
+            return SearchMemoryResponse()
+        # websearch syntax with only words and "or" between them: any word matches, nothing is an operator.
+        tsquery = sa.func.websearch_to_tsquery(
+            sa.literal_column(f"'{TEXT_SEARCH_CONFIG}'::regconfig"), " or ".join(words)
+        )
+        rank = sa.func.ts_rank(memory_entries.c.tsv, tsquery)
+        select = (
+            sa.select(
+                sa.cast(memory_entries.c.content, sa.Text),
+                memory_entries.c.author,
+                memory_entries.c.timestamp,
+                memory_entries.c.event_id,
+            )
+            .where(
+                memory_entries.c.app_name == app_name,
+                memory_entries.c.user_id == user_id,
+                memory_entries.c.tsv.op("@@")(tsquery),
+            )
+            .order_by(rank.desc(), memory_entries.c.timestamp.desc())
+            .limit(self.limit)
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(select)).all()
+        return SearchMemoryResponse(
+            memories=[
+                MemoryEntry(
+                    content=Content.model_validate_json(content), author=author, timestamp=ts, id=event_id
+                )
+                for content, author, ts, event_id in rows
+            ]
+        )
