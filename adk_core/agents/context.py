@@ -14,8 +14,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LlmCallsLimitExceededError
-from ..types import Content, EventActions, Part, ToolConfirmation
 from ..state import State
+from ..types import Content, EventActions, Part, ToolConfirmation
 from .run_config import RunConfig
 
 if TYPE_CHECKING:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..types import Part
-from .base import DEFAULT_MAX_ARTIFACT_BYTES, ArtifactService, check_artifact, scope_session_id, validate_filename
+from .base import (
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    ArtifactService,
+    check_artifact,
+    scope_session_id,
+    validate_filename,
+)
 
 _Key = tuple[str, str, str, str]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from ..agents.context import ReadonlyContext
 from ..errors import ConfigurationError
 from ..state import APP_PREFIX, TEMP_PREFIX, USER_PREFIX
-from ..agents.context import ReadonlyContext
 
 _PLACEHOLDER = re.compile(r"{+[^{}]*}+")
 _PREFIXES = (APP_PREFIX, USER_PREFIX, TEMP_PREFIX)

@@ -5,7 +5,6 @@ Request processors, in order: basic config -> instructions -> tools -> agent tra
 
 from __future__ import annotations
 
-
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -195,7 +194,7 @@ async def _await_confirmations(agent: LlmAgent, ctx: InvocationContext, request_
         author="user",
         content=Content(
             role="user",
-            parts=[Part.from_function_response(c.name, dict(r), id=c.id) for c, r in zip(request_event.function_calls(), replies)],
+            parts=[Part.from_function_response(c.name, dict(r), id=c.id) for c, r in zip(request_event.function_calls(), replies, strict=True)],
         ),
     )
     yield answer

@@ -1,4 +1,4 @@
-"""Plumbing shared by the HTTP model providers: clients, keys, error mapping, SSE and stream aggregation.
+"""Plumbing shared by the HTTP model providers: clients, keys, error mapping, SSE and wire helpers.
 
 Providers retry nothing. Every failure becomes a ModelError carrying ``status``, ``retryable`` and
 ``retry_after``, and the caller (a Temporal activity in durable runs) owns the retry policy.

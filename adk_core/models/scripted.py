@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Union
+from typing import Any
 
 from ..errors import ConfigurationError
 from ..types import Content, Part
 from .base import LlmRequest, LlmResponse
 
-ScriptItem = Union[LlmResponse, str, Content, Part, list[LlmResponse]]
+ScriptItem = LlmResponse | str | Content | Part | list[LlmResponse]
 """One scripted answer: a response, text, content, a single part, or a list of streamed chunks."""
-ScriptFunction = Callable[[LlmRequest], Union[ScriptItem, Awaitable[ScriptItem]]]
+ScriptFunction = Callable[[LlmRequest], ScriptItem | Awaitable[ScriptItem]]
 
 
 def text_response(text: str) -> LlmResponse:
