@@ -1,0 +1,300 @@
+"""The SessionService contract, run unchanged on InMemorySessionService and DatabaseSessionService."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from adk_core.errors import AlreadyExistsError, InvalidInputError, SessionNotFoundError, StateKeyError
+from adk_core.sessions import GetSessionConfig, InMemorySessionService, Session, SessionService
+from adk_core.sessions.base import select_events
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.types import Content, Event, EventActions
+
+
+@pytest_asyncio.fixture
+async def service(backend: tuple[str, str | None]) -> AsyncIterator[SessionService]:
+    kind, url = backend
+    if kind == "in_memory":
+        yield InMemorySessionService()
+        return
+    assert url is not None
+    sql = DatabaseSessionService(url)
+    yield sql
+    await sql.close()
+
+
+def event(event_id: str, ts: float, delta: dict[str, Any] | None = None, **kw: Any) -> Event:
+    return Event(
+        id=event_id,
+        author=kw.pop("author", "user"),
+        invocation_id=kw.pop("invocation_id", "inv-1"),
+        timestamp=ts,
+        content=Content.user(f"message {event_id}"),
+        actions=EventActions(state_delta=delta or {}),
+        **kw,
+    )
+
+
+async def reget(service: SessionService, session: Session, config: GetSessionConfig | None = None) -> Session:
+    got = await service.get_session(
+        app_name=session.app_name, user_id=session.user_id, session_id=session.id, config=config
+    )
+    assert got is not None
+    return got
+
+
+# --- create, get, list, delete ------------------------------------------------------------------
+
+
+async def test_create_splits_state_by_prefix_and_never_stores_temp(
+    service: SessionService, app_name: str
+) -> None:
+    state = {"count": 1, "app:model": "m", "user:name": "ada", "temp:scratch": "x"}
+    session = await service.create_session(app_name=app_name, user_id="u1", state=state, session_id="s1")
+
+    expected = {"count": 1, "app:model": "m", "user:name": "ada"}
+    assert (session.id, session.app_name, session.user_id) == ("s1", app_name, "u1")
+    assert session.state == expected and session.events == []
+    assert (await reget(service, session)).state == expected
+    assert await service.get_app_state(app_name=app_name) == {"model": "m"}
+    assert await service.get_user_state(app_name=app_name, user_id="u1") == {"name": "ada"}
+
+
+async def test_create_generates_an_id_when_none_or_blank(service: SessionService, app_name: str) -> None:
+    a = await service.create_session(app_name=app_name, user_id="u")
+    b = await service.create_session(app_name=app_name, user_id="u", session_id="  ")
+    assert a.id and b.id and a.id != b.id
+
+
+async def test_duplicate_session_id_is_already_exists(service: SessionService, app_name: str) -> None:
+    await service.create_session(app_name=app_name, user_id="u", session_id="dup", state={"app:k": 1})
+    with pytest.raises(AlreadyExistsError, match="already exists"):
+        await service.create_session(app_name=app_name, user_id="u", session_id="dup", state={"app:k": 2})
+    assert await service.get_app_state(app_name=app_name) == {"k": 1}  # the failed create wrote nothing
+    # The same id under another user is another session.
+    await service.create_session(app_name=app_name, user_id="other", session_id="dup")
+
+
+async def test_get_missing_session_is_none(service: SessionService, app_name: str) -> None:
+    assert await service.get_session(app_name=app_name, user_id="u", session_id="nope") is None
+
+
+async def test_get_session_config_selects_like_the_reference(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    for i in range(10):
+        await service.append_event(session, event(f"e{i}", 100.0 + i))
+    everything = (await reget(service, session)).events
+    assert [e.id for e in everything] == [f"e{i}" for i in range(10)]
+
+    configs = [
+        GetSessionConfig(num_recent_events=3),
+        GetSessionConfig(num_recent_events=0),
+        GetSessionConfig(num_recent_events=50),
+        GetSessionConfig(after_timestamp=104.0),
+        GetSessionConfig(after_timestamp=104.0, num_recent_events=2),
+        GetSessionConfig(through_event_id="e6"),
+        GetSessionConfig(through_event_id="e6", num_recent_events=2),
+        GetSessionConfig(through_event_id="e6", after_timestamp=102.5),
+        GetSessionConfig(through_event_id="missing"),
+    ]
+    for config in configs:
+        got = [e.id for e in (await reget(service, session, config)).events]
+        assert got == [e.id for e in select_events(everything, config)], config
+    assert [e.id for e in (await reget(service, session, GetSessionConfig(num_recent_events=3))).events] == [
+        "e7",
+        "e8",
+        "e9",
+    ]
+
+
+async def test_events_round_trip_unchanged(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    original = event(
+        "rich",
+        1700000000.123456,
+        {"n": 1.5, "nested": {"a": [1, "two", None]}},
+        branch="root.child",
+        custom_metadata={"k": "v"},
+        usage_metadata={"prompt_tokens": 3},
+    )
+    await service.append_event(session, original.model_copy(deep=True))
+    (stored,) = (await reget(service, session)).events
+    assert stored == original
+
+
+async def test_list_sessions_has_state_but_no_events(service: SessionService, app_name: str) -> None:
+    a = await service.create_session(app_name=app_name, user_id="u1", state={"x": 1, "app:shared": True})
+    await service.append_event(a, event("e1", 1.0, {"y": 2}))
+    await service.create_session(app_name=app_name, user_id="u2", session_id="b")
+
+    listed = {s.id: s for s in (await service.list_sessions(app_name=app_name)).sessions}
+    assert set(listed) == {a.id, "b"}
+    assert all(s.events == [] for s in listed.values())
+    assert listed[a.id].state == {"x": 1, "y": 2, "app:shared": True}
+    assert listed[a.id].last_update_time == 1.0
+    only_u2 = (await service.list_sessions(app_name=app_name, user_id="u2")).sessions
+    assert [s.id for s in only_u2] == ["b"]
+    assert (await service.list_sessions(app_name=app_name + "-other")).sessions == []
+
+
+async def test_delete_removes_the_session_and_its_events(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="gone")
+    await service.append_event(session, event("e1", 1.0))
+    await service.delete_session(app_name=app_name, user_id="u", session_id="gone")
+    assert await service.get_session(app_name=app_name, user_id="u", session_id="gone") is None
+    await service.delete_session(app_name=app_name, user_id="u", session_id="gone")  # missing: no error
+    # A session re-created under the same id starts empty, and the old event id is new again.
+    again = await service.create_session(app_name=app_name, user_id="u", session_id="gone")
+    await service.append_event(again, event("e1", 2.0))
+    assert [e.timestamp for e in (await reget(service, again)).events] == [2.0]
+
+
+# --- state routing, temp:, partial events ----------------------------------------------------------
+
+
+async def test_app_state_is_shared_by_all_users_and_user_state_by_one_user(
+    service: SessionService, app_name: str
+) -> None:
+    a1 = await service.create_session(app_name=app_name, user_id="alice")
+    a2 = await service.create_session(app_name=app_name, user_id="alice")
+    b1 = await service.create_session(app_name=app_name, user_id="bob")
+    await service.append_event(a1, event("e1", 1.0, {"app:theme": "dark", "user:lang": "fr", "local": 1}))
+
+    assert (await reget(service, a2)).state == {"app:theme": "dark", "user:lang": "fr"}
+    assert (await reget(service, b1)).state == {"app:theme": "dark"}
+    assert (await reget(service, a1)).state == {"app:theme": "dark", "user:lang": "fr", "local": 1}
+    other_app = await service.create_session(app_name=app_name + "-2", user_id="alice")
+    assert other_app.state == {}
+
+
+async def test_temp_keys_live_on_the_copy_only(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    appended = await service.append_event(session, event("e1", 1.0, {"temp:scratch": object(), "kept": 1}))
+
+    assert session.state["kept"] == 1 and "temp:scratch" in session.state  # visible this invocation
+    assert appended.actions.state_delta == {"kept": 1}  # the event the caller sees is the stored one
+    stored = await reget(service, session)
+    assert stored.state == {"kept": 1}
+    assert stored.events[0].actions.state_delta == {"kept": 1}
+
+
+async def test_partial_events_are_returned_not_stored(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    partial = event("p1", 1.0, {"k": 1}, partial=True)
+    assert await service.append_event(session, partial) is partial
+    stored = await reget(service, session)
+    assert stored.events == [] and stored.state == {}
+
+
+async def test_append_updates_last_update_time(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    await service.append_event(session, event("e1", 1234.5))
+    assert session.last_update_time == 1234.5
+    assert (await reget(service, session)).last_update_time == 1234.5
+
+
+# --- idempotency, errors, stale copies --------------------------------------------------------------
+
+
+async def test_appending_a_stored_event_id_again_changes_nothing(
+    service: SessionService, app_name: str
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    stale = await reget(service, session)
+    first = event("same", 1.0, {"n": 1, "app:a": 1})
+    await service.append_event(session, first)
+    # A retry (say, an activity run twice) with the same copy, and with a copy read before the first try.
+    await service.append_event(session, event("same", 1.0, {"n": 1, "app:a": 1}))
+    await service.append_event(stale, event("same", 1.0, {"n": 1, "app:a": 1}))
+
+    assert [e.id for e in session.events] == ["same"]
+    assert [e.id for e in stale.events] == ["same"]  # the stale copy is brought level, once
+    stored = await reget(service, session)
+    assert [e.id for e in stored.events] == ["same"]
+    assert stored.state == {"n": 1, "app:a": 1}
+    # A different payload under a stored id is still the stored event: ids are the identity.
+    await service.append_event(session, event("same", 9.0, {"n": 99}))
+    assert (await reget(service, session)).state["n"] == 1
+
+
+async def test_append_to_unknown_session_says_to_create_it(service: SessionService, app_name: str) -> None:
+    ghost = Session(id="ghost", app_name=app_name, user_id="u")
+    with pytest.raises(SessionNotFoundError, match="create_session"):
+        await service.append_event(ghost, event("e1", 1.0))
+
+
+@pytest.mark.parametrize(
+    ("delta", "error"),
+    [
+        ({"ok": 1, "bad/key": 1}, StateKeyError),
+        ({"ok": 1, "": 1}, StateKeyError),
+        ({"ok": 1, "value": object()}, InvalidInputError),
+        ({"ok": 1, "app:value": {1, 2}}, InvalidInputError),
+    ],
+)
+async def test_invalid_deltas_are_refused_and_nothing_is_written(
+    service: SessionService, app_name: str, delta: dict[str, Any], error: type[Exception]
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", state={"ok": 0})
+    with pytest.raises(error):
+        await service.append_event(session, event("e1", 1.0, delta))
+    stored = await reget(service, session)
+    assert stored.events == [] and stored.state == {"ok": 0}
+    assert await service.get_app_state(app_name=app_name) == {}
+    assert session.events == [] and session.state == {"ok": 0}
+    with pytest.raises(error):
+        await service.create_session(app_name=app_name, user_id="u", state=delta)
+    assert len((await service.list_sessions(app_name=app_name)).sessions) == 1
+
+
+async def test_a_stale_copy_appends_and_merges(service: SessionService, app_name: str) -> None:
+    fresh = await service.create_session(app_name=app_name, user_id="u", state={"base": 0})
+    stale = await reget(service, fresh)
+    await service.append_event(fresh, event("e1", 1.0, {"x": 1, "shared": "fresh"}))
+    await service.append_event(stale, event("e2", 2.0, {"y": 2, "shared": "stale"}))
+
+    # The stale copy gains its own event and delta only...
+    assert [e.id for e in stale.events] == ["e2"]
+    assert stale.state == {"base": 0, "y": 2, "shared": "stale"}
+    # ...while the store merged both writers: nothing was overwritten wholesale.
+    stored = await reget(service, fresh)
+    assert [e.id for e in stored.events] == ["e1", "e2"]
+    assert stored.state == {"base": 0, "x": 1, "y": 2, "shared": "stale"}
+
+
+# --- concurrency ---------------------------------------------------------------------------------------
+
+
+async def test_fifty_concurrent_appenders_lose_nothing(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    copies = [await reget(service, session) for _ in range(50)]
+
+    await asyncio.gather(
+        *(
+            service.append_event(
+                copy, event(f"e{i}", float(i), {f"k{i}": i, f"app:a{i}": i, f"user:u{i}": i})
+            )
+            for i, copy in enumerate(copies)
+        )
+    )
+    stored = await reget(service, session)
+    assert sorted(e.id for e in stored.events) == sorted(f"e{i}" for i in range(50))
+    for i in range(50):
+        assert stored.state[f"k{i}"] == stored.state[f"app:a{i}"] == stored.state[f"user:u{i}"] == i
+    assert len(await service.get_app_state(app_name=app_name)) == 50
+    assert len(await service.get_user_state(app_name=app_name, user_id="u")) == 50
+
+
+async def test_concurrent_appenders_across_sessions_share_app_state(
+    service: SessionService, app_name: str
+) -> None:
+    sessions = [await service.create_session(app_name=app_name, user_id=f"u{i % 5}") for i in range(20)]
+    await asyncio.gather(
+        *(service.append_event(s, event(f"e{i}", 1.0, {f"app:k{i}": i})) for i, s in enumerate(sessions))
+    )
+    assert await service.get_app_state(app_name=app_name) == {f"k{i}": i for i in range(20)}
