@@ -103,7 +103,8 @@ def status_error(
     if retry_after is None:
         retry_after = body_delay
     kind_text = f" ({kind})" if kind else ""
-    text = f"{provider} returned HTTP {status}{kind_text}: {message or 'no error message'}; {_hint(status, retry_after)}"
+    message = (message or "no error message").strip().rstrip(".")
+    text = f"{provider} returned HTTP {status}{kind_text}: {message}; {_hint(status, retry_after)}"
     return ModelError(
         redact(text, secret),
         status=status,
@@ -329,14 +330,14 @@ class HttpModel:
                         )
                     async for event in source.aiter_sse():
                         yield event
-            except httpx.TransportError as exc:
-                raise self._transport_error(exc, secret) from exc
-            except SSEError as exc:
+            except SSEError as exc:  # an httpx.TransportError subclass, but a wrong answer, not a lost one
                 raise ModelError(
                     f"{self.provider} did not answer with an event stream ({exc}); check base_url",
                     provider=self.provider,
                     error_type="invalid_response",
                 ) from exc
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc, secret) from exc
 
 
 def _body(response: httpx.Response) -> Any:

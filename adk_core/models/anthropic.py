@@ -15,6 +15,7 @@ from ._http import (
     ToolCallIds,
     b64encode,
     json_text,
+    jsonable,
     malformed_call,
     merge_extra,
     no_content_error,
@@ -205,7 +206,7 @@ def _block(part: Part, role: str, ids: ToolCallIds) -> dict[str, Any] | None:
         return {"type": "text", "text": part.text} if part.text else None
     if part.function_call is not None:
         call = part.function_call
-        return {"type": "tool_use", "id": ids.for_call(call), "name": call.name, "input": call.args}
+        return {"type": "tool_use", "id": ids.for_call(call), "name": call.name, "input": jsonable(call.args)}
     if part.function_response is not None:
         response = part.function_response
         return {

@@ -79,6 +79,8 @@ class GeminiModel(HttpModel):
         acc = StreamAccumulator()
         last: dict[str, Any] = {}
         async for event in self._post_sse(f"{url}:streamGenerateContent?alt=sse", body, headers):
+            if not event.data:
+                continue
             chunk = event.json()
             if "error" in chunk:
                 # Errors after the stream started arrive as a JSON error body inside an event.
@@ -198,7 +200,7 @@ def _part_to_wire(part: Part) -> dict[str, Any] | None:
         wire = {"fileData": file_data}
     elif part.function_call is not None:
         call = part.function_call
-        wire = {"functionCall": _with_id({"name": call.name, "args": call.args}, call.id)}
+        wire = {"functionCall": _with_id({"name": call.name, "args": jsonable(call.args)}, call.id)}
     elif part.function_response is not None:
         response = part.function_response
         wire = {
