@@ -10,7 +10,8 @@
     ├── ModelError                  a model provider failed; carries status, retryable, retry_after
     ├── ToolError                   a tool failed in a way the model cannot be told about
     ├── LlmCallsLimitExceededError  RunConfig.max_llm_calls was reached
-    └── OutputValidationError       a response did not match the agent's output_schema
+    ├── OutputValidationError       a response did not match the agent's output_schema
+    └── RemoteError                 an error raised elsewhere (an activity), carried back by type name
 """
 
 from __future__ import annotations
@@ -82,3 +83,17 @@ class LlmCallsLimitExceededError(AdkError):
 
 class OutputValidationError(AdkError, ValueError):
     """A model response did not validate against the agent's output_schema."""
+
+
+class RemoteError(AdkError):
+    """An exception raised where the engine could not catch it directly (e.g. in a Temporal
+    activity), rebuilt from its type name and message so the engine reports it as it would have
+    reported the original."""
+
+    def __init__(self, message: str, *, error_type: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+def error_type_name(error: BaseException) -> str:
+    return error.error_type if isinstance(error, RemoteError) else type(error).__name__

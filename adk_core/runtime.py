@@ -47,6 +47,11 @@ class Runtime(Protocol):
         """Call the model. Errors surface as adk_core.errors.ModelError."""
         ...
 
+    def history_cursor(self, ctx: InvocationContext) -> str | None:
+        """The id of the newest event of ``ctx.session`` the model runtime can read back from the
+        session store, or None to send the whole conversation inline."""
+        ...
+
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """Run one tool; its state/artifact changes land in ``tool_context.actions``."""
         ...
@@ -85,6 +90,9 @@ class LocalRuntime:
     ) -> AsyncIterator[LlmResponse]:
         async for response in model.generate_content(request, stream=stream):
             yield response
+
+    def history_cursor(self, ctx: InvocationContext) -> str | None:
+        return None
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         return await tool.run_async(args=args, tool_context=tool_context)

@@ -94,3 +94,10 @@ def current_turn_events(events: list[Event]) -> list[Event]:
         if events[i].author == "user" and events[i].text:
             return events[i:]
     return events
+
+
+def contents_for_ref(events: list[Event], agent_name: str, branch: str | None, current_turn_only: bool) -> list[Content]:
+    """The contents a ContentsRef stands for, given the stored events it points at (in order)."""
+    if current_turn_only:
+        events = current_turn_events(events)
+    return build_contents(events, agent_name, branch)

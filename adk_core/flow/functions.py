@@ -9,6 +9,7 @@ from .. import telemetry
 from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import InvocationContext, ToolContext
+from ..errors import error_type_name
 from ..types import (
     REQUEST_CONFIRMATION_FUNCTION,
     Content,
@@ -119,7 +120,7 @@ async def _on_tool_error(
         )
     if recovered is not None:
         return recovered
-    return {"error": f"Tool '{tool.name}' failed: {type(error).__name__}: {error}"}
+    return {"error": f"Tool '{tool.name}' failed: {error_type_name(error)}: {error}"}
 
 
 def _response_part(call: FunctionCall, response: Any) -> Part:

@@ -14,7 +14,7 @@ from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from ..errors import ConfigurationError
-from ..models.base import GenerateContentConfig, LlmRequest, LlmResponse
+from ..models.base import ContentsRef, GenerateContentConfig, LlmRequest, LlmResponse
 from ..tools.base import BaseTool, Toolset
 from ..tools.builtin import TransferToAgentTool
 from ..types import Event, EventActions
@@ -65,11 +65,36 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     if agent.output_schema is not None and not request.config.tools:
         request.config.response_schema = agent.output_schema.model_json_schema()
         request.config.response_mime_type = "application/json"
+    _add_contents(agent, ctx, request)
+    return request
+
+
+def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:
     events = ctx.session.events
-    if agent.include_contents == "none":
+    current_turn_only = agent.include_contents == "none"
+    cursor = ctx.runtime.history_cursor(ctx)
+    if cursor is not None:
+        # Everything up to the cursor is stored: send a reference, and only what follows inline.
+        request.history = ContentsRef(
+            app_name=ctx.app_name,
+            user_id=ctx.user_id,
+            session_id=ctx.session.id,
+            through_event_id=cursor,
+            agent_name=agent.name,
+            branch=ctx.branch,
+            current_turn_only=current_turn_only,
+        )
+        events = _events_after(events, cursor)
+    elif current_turn_only:
         events = current_turn_events(events)
     request.contents = build_contents(events, agent.name, ctx.branch)
-    return request
+
+
+def _events_after(events: list[Event], event_id: str) -> list[Event]:
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].id == event_id:
+            return events[i + 1 :]
+    return events
 
 
 async def _add_instructions(agent: LlmAgent, ctx: ReadonlyContext, request: LlmRequest) -> None:

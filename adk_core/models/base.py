@@ -54,6 +54,24 @@ class UsageMetadata(BaseModel):
     cached_content_token_count: int | None = None
 
 
+class ContentsRef(BaseModel):
+    """Conversation history by reference: the contents built from a session's stored events up to
+    and including ``through_event_id``, as ``agent_name`` on ``branch`` sees them.
+
+    The durable runtime sends this instead of the transcript, so what each model call puts in
+    workflow history does not grow with the conversation. Whoever calls the provider resolves it
+    first (adk_core.flow.contents.resolve_contents_ref); providers never see it.
+    """
+
+    app_name: str
+    user_id: str
+    session_id: str
+    through_event_id: str
+    agent_name: str
+    branch: str | None = None
+    current_turn_only: bool = False
+
+
 class LlmRequest(BaseModel):
     """What the flow sends to a model: contents, config and the tools it may call."""
 
@@ -61,6 +79,8 @@ class LlmRequest(BaseModel):
 
     model: str | None = None
     contents: list[Content] = Field(default_factory=list)
+    history: ContentsRef | None = None
+    """Stored contents that come before ``contents`` (durable runs only)."""
     config: GenerateContentConfig = Field(default_factory=GenerateContentConfig)
     tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """name -> BaseTool for the tools declared in config.tools; never serialized."""

@@ -36,3 +36,6 @@ class ToolExecution:
     retry: RetryOptions = field(default_factory=RetryOptions)
     task_queue: str | None = None
     """Run on another worker's queue (e.g. one with GPU or network access)."""
+    retry_errors: bool = False
+    """Retry when the tool raises. Off by default: the model is told about the error and can
+    decide itself; crashes and timeouts of the worker running the tool are always retried."""
