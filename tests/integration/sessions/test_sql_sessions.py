@@ -1,0 +1,315 @@
+"""What only the Postgres session store can get wrong: migrations, engines, crashes, big sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from adk_core.errors import ConfigurationError, InvalidInputError
+from adk_core.sessions import GetSessionConfig, Session
+from adk_core.sessions.sql import DatabaseSessionService, migrate, upgrade
+from adk_core.sessions.sql.schema import metadata
+from adk_core.types import Content, Event, EventActions
+from adkt.embedded import EmbeddedPostgres
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture
+async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_async_engine(migrated_url)
+    yield engine
+    await engine.dispose()
+
+
+@pytest_asyncio.fixture
+async def service(engine: AsyncEngine) -> DatabaseSessionService:
+    return DatabaseSessionService(engine)
+
+
+def event(event_id: str, ts: float, delta: dict[str, Any] | None = None) -> Event:
+    return Event(
+        id=event_id,
+        author="user",
+        invocation_id="inv",
+        timestamp=ts,
+        content=Content.user(event_id),
+        actions=EventActions(state_delta=delta or {}),
+    )
+
+
+async def stored_rows(engine: AsyncEngine, session: Session) -> list[sa.Row[Any]]:
+    async with engine.connect() as conn:
+        result = await conn.execute(
+            sa.text(
+                "SELECT id, seq, event FROM adk_events WHERE app_name = :a AND user_id = :u AND session_id = :s "
+                "ORDER BY seq"
+            ),
+            {"a": session.app_name, "u": session.user_id, "s": session.id},
+        )
+        return list(result.all())
+
+
+# --- migrations and engines ------------------------------------------------------------------------
+
+
+async def test_migrations_match_the_schema_and_rerun_as_no_ops(
+    migrated_url: str, engine: AsyncEngine
+) -> None:
+    await migrate(migrated_url)  # again: already at head
+    await asyncio.to_thread(upgrade, migrated_url)  # the synchronous entry point too
+
+    def diff(conn: sa.Connection) -> list[Any]:
+        context = MigrationContext.configure(conn, opts={"version_table": "adk_alembic_version"})
+        return compare_metadata(context, metadata)
+
+    async with engine.connect() as conn:
+        assert await conn.run_sync(diff) == []
+        version = (await conn.execute(sa.text("SELECT version_num FROM adk_alembic_version"))).scalar_one()
+    assert version == "0002"
+
+
+async def test_concurrent_migrators_take_turns(postgres: EmbeddedPostgres) -> None:
+    url = await postgres.create_database(f"concurrent_migrators_{uuid.uuid4().hex[:8]}")
+    await asyncio.gather(*(migrate(url) for _ in range(4)))
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        tables = set(
+            (
+                await conn.execute(sa.text("SELECT tablename FROM pg_tables WHERE tablename LIKE 'adk_%'"))
+            ).scalars()
+        )
+    await engine.dispose()
+    assert tables >= {
+        "adk_sessions",
+        "adk_events",
+        "adk_app_states",
+        "adk_user_states",
+        "adk_alembic_version",
+    }
+
+
+async def test_constructor_connects_to_nothing() -> None:
+    service = DatabaseSessionService(
+        "postgresql://nobody@127.0.0.1:1/nowhere"
+    )  # plain URL upgraded to psycopg
+    assert service.engine.url.drivername == "postgresql+psycopg"
+    await service.close()
+
+
+def test_other_drivers_are_refused_with_a_hint() -> None:
+    with pytest.raises(ConfigurationError, match="postgresql\\+psycopg"):
+        DatabaseSessionService("sqlite+aiosqlite:///x.db")
+
+
+async def test_an_injected_engine_survives_close(engine: AsyncEngine, app_name: str) -> None:
+    service = DatabaseSessionService(engine)
+    await service.create_session(app_name=app_name, user_id="u")
+    await service.close()
+    async with engine.connect() as conn:  # still usable: the service did not dispose it
+        assert (await conn.execute(sa.text("SELECT 1"))).scalar_one() == 1
+
+
+# --- storage details -------------------------------------------------------------------------------------
+
+
+async def test_events_are_stored_without_temp_keys_in_seq_order(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    for i in range(3):
+        await service.append_event(session, event(f"e{i}", float(i), {"k": i, "temp:t": i}))
+    await service.append_event(session, event("e1", 9.0))  # a retry allocates no seq
+    await service.append_event(session, event("e3", 3.0))
+    rows = await stored_rows(engine, session)
+    assert [(r.id, r.seq) for r in rows] == [("e0", 1), ("e1", 2), ("e2", 3), ("e3", 4)]
+    assert all("temp:t" not in r.event["actions"]["state_delta"] for r in rows)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, "nul\x00byte"])
+async def test_values_postgres_cannot_hold_are_refused_before_writing(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str, bad: Any
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    with pytest.raises(InvalidInputError, match="Postgres"):
+        await service.append_event(session, event("e1", 1.0, {"ok": 1, "user:v": bad}))
+    assert await stored_rows(engine, session) == []
+    assert await service.get_user_state(app_name=app_name, user_id="u") == {}
+    # A string that merely spells the escape is fine.
+    await service.append_event(session, event("e2", 2.0, {"text": "\\u0000"}))
+    assert (await service.get_session(app_name=app_name, user_id="u", session_id=session.id)).state == {  # type: ignore[union-attr]
+        "text": "\\u0000"
+    }
+
+
+async def test_delete_removes_event_rows(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    await service.append_event(session, event("e1", 1.0))
+    await service.delete_session(app_name=app_name, user_id="u", session_id=session.id)
+    assert await stored_rows(engine, session) == []
+
+
+# --- a transaction killed halfway ------------------------------------------------------------------------
+
+
+async def _append_blocked_after_event_insert(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> tuple[Session, asyncio.Task[Event], int, Any]:
+    """Start an append that has updated the session and inserted its event, then blocks on the
+    app-state row (held FOR UPDATE by the returned blocker connection). Returns its backend pid."""
+    session = await service.create_session(
+        app_name=app_name, user_id="u", state={"k": "before", "app:seed": 0}
+    )
+    blocker = await engine.connect()
+    await blocker.execute(
+        sa.text("SELECT 1 FROM adk_app_states WHERE app_name = :a FOR UPDATE"), {"a": app_name}
+    )
+    copy = session.model_copy(deep=True)
+    task = asyncio.create_task(
+        service.append_event(copy, event("e1", 5.0, {"k": "after", "app:seed": 1, "user:u": 1}))
+    )
+    async with engine.connect() as probe:
+        for _ in range(500):
+            pid = (
+                await probe.execute(
+                    sa.text(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                    )
+                )
+            ).scalar_one_or_none()
+            # pg_stat_activity is a snapshot per transaction: end it to see the next state.
+            await probe.rollback()
+            if pid is not None:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            task.cancel()
+            await blocker.close()
+            raise AssertionError("the append never blocked on the app-state row")
+        # Halfway indeed: the blocked transaction has already written to adk_events.
+        holds_events_lock = await probe.execute(
+            sa.text("SELECT 1 FROM pg_locks WHERE pid = :pid AND relation = 'adk_events'::regclass"),
+            {"pid": pid},
+        )
+        assert holds_events_lock.first() is not None
+    return session, task, pid, blocker
+
+
+async def _assert_nothing_applied(
+    service: DatabaseSessionService, engine: AsyncEngine, session: Session
+) -> None:
+    stored = await service.get_session(app_name=session.app_name, user_id="u", session_id=session.id)
+    assert stored is not None
+    assert stored.events == [] and stored.state == {"k": "before", "app:seed": 0}
+    assert await service.get_user_state(app_name=session.app_name, user_id="u") == {}
+    assert await stored_rows(engine, session) == []
+    # The retry of the same append then goes through once.
+    await service.append_event(session, event("e1", 5.0, {"k": "after", "app:seed": 1, "user:u": 1}))
+    stored = await service.get_session(app_name=session.app_name, user_id="u", session_id=session.id)
+    assert stored is not None and [e.id for e in stored.events] == ["e1"]
+    assert stored.state == {"k": "after", "app:seed": 1, "user:u": 1}
+    assert [r.seq for r in await stored_rows(engine, session)] == [1]
+
+
+async def test_a_connection_killed_mid_append_leaves_nothing(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    session, task, pid, blocker = await _append_blocked_after_event_insert(service, engine, app_name)
+    async with engine.connect() as killer:
+        await killer.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    with pytest.raises(DBAPIError):
+        await task  # the failure surfaces; nothing is swallowed
+    await blocker.rollback()
+    await blocker.close()
+    await _assert_nothing_applied(service, engine, session)
+
+
+async def test_a_cancelled_append_leaves_nothing(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    session, task, _, blocker = await _append_blocked_after_event_insert(service, engine, app_name)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await blocker.rollback()
+    await blocker.close()
+    await _assert_nothing_applied(service, engine, session)
+
+
+# --- a 10,000-event session -------------------------------------------------------------------------------
+
+
+async def test_last_events_of_a_big_session_come_from_the_seq_index(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="big")
+    params = {"a": app_name, "u": "u", "s": "big"}
+    async with engine.begin() as conn:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
+                "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object("
+                "  'id', 'e' || g, 'author', 'user', 'invocation_id', 'inv', 'timestamp', g::float8,"
+                "  'content', jsonb_build_object('role', 'user', 'parts', jsonb_build_array("
+                "    jsonb_build_object('text', 'message ' || g))))"
+                "FROM generate_series(1, 10000) AS g"
+            ),
+            params,
+        )
+        await conn.execute(
+            sa.text(
+                "UPDATE adk_sessions SET last_seq = 10000 WHERE app_name = :a AND user_id = :u AND id = :s"
+            ),
+            params,
+        )
+        await conn.execute(sa.text("ANALYZE adk_events"))
+    await service.append_event(session, event("last", 10001.0))
+
+    statements: list[tuple[str, Any]] = []
+
+    def capture(
+        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+    ) -> None:
+        statements.append((statement, parameters))
+
+    sa.event.listen(engine.sync_engine, "before_cursor_execute", capture)
+    try:
+        got = await service.get_session(
+            app_name=app_name, user_id="u", session_id="big", config=GetSessionConfig(num_recent_events=20)
+        )
+    finally:
+        sa.event.remove(engine.sync_engine, "before_cursor_execute", capture)
+    assert got is not None
+    assert [e.id for e in got.events] == [f"e{i}" for i in range(9982, 10001)] + ["last"]
+    assert got.events[0].text == "message 9982"
+
+    (events_query,) = [(s, p) for s, p in statements if "FROM adk_events" in s]
+    async with engine.connect() as conn:
+        plan = "\n".join(
+            (await conn.exec_driver_sql("EXPLAIN " + events_query[0], events_query[1])).scalars()
+        )
+    assert "adk_events_session_seq" in plan and "Backward" in plan, plan
+    assert "Seq Scan on adk_events" not in plan and "Sort" not in plan, plan
+
+    # The cursor read (through an event id) is an index range too.
+    cursor = await service.get_session(
+        app_name=app_name,
+        user_id="u",
+        session_id="big",
+        config=GetSessionConfig(through_event_id="e5000", num_recent_events=3),
+    )
+    assert cursor is not None and [e.id for e in cursor.events] == ["e4998", "e4999", "e5000"]
