@@ -24,15 +24,26 @@ class Blob(_Model):
     data: bytes
     display_name: str | None = None
 
+    def __init__(self, **data: Any) -> None:
+        # pydantic wraps a ValueError raised inside a validator in a ValidationError; checking here
+        # first makes direct construction (and Part.from_bytes) raise the documented InvalidInputError.
+        # Validating dicts or JSON still rejects, as a ValidationError carrying the same message.
+        _check_inline_size(data.get("data"))
+        super().__init__(**data)
+
     @field_validator("data")
     @classmethod
     def _cap_size(cls, data: bytes) -> bytes:
-        if len(data) > MAX_INLINE_DATA_SIZE:
-            raise InvalidInputError(
-                f"inline data is {len(data)} bytes, over the {MAX_INLINE_DATA_SIZE}-byte limit; "
-                "save it as an artifact (tool_context.save_artifact) and send a file_data reference instead"
-            )
+        _check_inline_size(data)
         return data
+
+
+def _check_inline_size(data: object) -> None:
+    if isinstance(data, bytes | bytearray) and len(data) > MAX_INLINE_DATA_SIZE:
+        raise InvalidInputError(
+            f"inline data is {len(data)} bytes, over the {MAX_INLINE_DATA_SIZE}-byte limit; "
+            "save it as an artifact (tool_context.save_artifact) and send a file_data reference instead"
+        )
 
 
 class FileData(_Model):
