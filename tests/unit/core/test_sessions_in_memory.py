@@ -1,0 +1,162 @@
+"""InMemorySessionService: the reference backend's selection, idempotency and concurrency rules."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from adk_core import Content, Event, EventActions, InMemorySessionService
+from adk_core.errors import AlreadyExistsError, InvalidInputError, SessionNotFoundError
+from adk_core.sessions.base import GetSessionConfig
+
+APP, USER = "app", "u1"
+
+
+def _event(i: int, **fields) -> Event:
+    return Event(id=f"ev-{i}", author="user", timestamp=float(i), content=Content.user(f"msg {i}"), **fields)
+
+
+@pytest.fixture
+def service() -> InMemorySessionService:
+    ids = iter(f"gen-{i}" for i in range(1000))
+    return InMemorySessionService(clock=lambda: 100.0, id_factory=lambda: next(ids))
+
+
+async def _session_with_events(service: InMemorySessionService, n: int = 5):
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    for i in range(1, n + 1):
+        await service.append_event(session, _event(i))
+    return session
+
+
+async def test_create_get_and_generated_id(service: InMemorySessionService) -> None:
+    created = await service.create_session(app_name=APP, user_id=USER, state={"a": 1})
+    assert created.id == "gen-0" and created.last_update_time == 100.0
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="gen-0")
+    assert got is not None and got.state == {"a": 1} and got.events == []
+    assert await service.get_session(app_name=APP, user_id="other", session_id="gen-0") is None
+
+
+async def test_returned_sessions_are_copies(service: InMemorySessionService) -> None:
+    created = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": {"b": 1}})
+    created.state["a"]["b"] = 99
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and got.state == {"a": {"b": 1}}
+
+
+async def test_duplicate_id_is_already_exists(service: InMemorySessionService) -> None:
+    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    with pytest.raises(AlreadyExistsError, match="'s1' already exists.*get_session"):
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    # the same id for another user is a different session
+    await service.create_session(app_name=APP, user_id="u2", session_id="s1")
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (GetSessionConfig(num_recent_events=2), ["ev-4", "ev-5"]),
+        (GetSessionConfig(num_recent_events=0), []),
+        (GetSessionConfig(after_timestamp=3.0), ["ev-4", "ev-5"]),
+        (GetSessionConfig(through_event_id="ev-3"), ["ev-1", "ev-2", "ev-3"]),
+        (GetSessionConfig(through_event_id="nope"), []),
+        (GetSessionConfig(through_event_id="ev-4", num_recent_events=2), ["ev-3", "ev-4"]),
+        (GetSessionConfig(through_event_id="ev-4", after_timestamp=1.0, num_recent_events=5), ["ev-2", "ev-3", "ev-4"]),
+        (None, ["ev-1", "ev-2", "ev-3", "ev-4", "ev-5"]),
+    ],
+)
+async def test_get_session_config_selects_events(service, config, expected) -> None:
+    await _session_with_events(service)
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config)
+    assert got is not None and [e.id for e in got.events] == expected
+
+
+async def test_list_has_no_events_and_delete_removes(service: InMemorySessionService) -> None:
+    await _session_with_events(service, 3)
+    await service.create_session(app_name=APP, user_id="u2", session_id="s2", state={"x": 1})
+    listed = await service.list_sessions(app_name=APP)
+    assert sorted(s.id for s in listed.sessions) == ["s1", "s2"]
+    assert all(s.events == [] for s in listed.sessions)
+    assert [s.id for s in (await service.list_sessions(app_name=APP, user_id="u2")).sessions] == ["s2"]
+    await service.delete_session(app_name=APP, user_id=USER, session_id="s1")
+    await service.delete_session(app_name=APP, user_id=USER, session_id="s1")  # missing: not an error
+    assert await service.get_session(app_name=APP, user_id=USER, session_id="s1") is None
+    # a new session under the deleted id starts empty
+    again = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    await service.append_event(again, _event(1))
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and [e.id for e in got.events] == ["ev-1"]
+
+
+async def test_partial_events_are_returned_but_not_stored(service: InMemorySessionService) -> None:
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    partial = _event(1, partial=True, actions=EventActions(state_delta={"k": "v"}))
+    assert await service.append_event(session, partial) is partial
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and got.events == [] and "k" not in got.state
+    assert session.events == []
+
+
+async def test_append_is_idempotent_by_event_id(service: InMemorySessionService) -> None:
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    event = _event(1, actions=EventActions(state_delta={"n": 1}))
+    await service.append_event(session, event)
+    await service.append_event(session, event.model_copy(deep=True))
+    stale = await service.get_session(app_name=APP, user_id=USER, session_id="s1", config=GetSessionConfig(num_recent_events=0))
+    assert stale is not None
+    await service.append_event(stale, event.model_copy(deep=True))  # a retry from another copy
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and [e.id for e in got.events] == ["ev-1"] and got.state == {"n": 1}
+    assert [e.id for e in session.events] == ["ev-1"]
+
+
+async def test_fifty_concurrent_appenders_lose_nothing(service: InMemorySessionService) -> None:
+    await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+
+    async def append(i: int) -> None:
+        copy = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        assert copy is not None
+        await asyncio.sleep(0)  # let the others read the same (soon stale) copy
+        delta = {f"k{i}": i, "user:last": i, "app:seen": i}
+        await service.append_event(copy, _event(i, actions=EventActions(state_delta=delta)))
+
+    await asyncio.gather(*(append(i) for i in range(50)))
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None
+    assert sorted(e.id for e in got.events) == sorted(f"ev-{i}" for i in range(50))
+    assert all(got.state[f"k{i}"] == i for i in range(50))
+    assert "user:last" in got.state and "app:seen" in got.state
+
+
+async def test_non_json_state_is_refused_before_anything_is_written(service: InMemorySessionService) -> None:
+    with pytest.raises(InvalidInputError, match="'bad' is not JSON-serializable"):
+        await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"app:ok": 1, "bad": object()})
+    assert await service.get_session(app_name=APP, user_id=USER, session_id="s1") is None
+    assert await service.get_app_state(app_name=APP) == {}
+
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    bad = _event(1, actions=EventActions(state_delta={"user:ok": 1, "good": 2, "bad": {1, 2}}))
+    with pytest.raises(InvalidInputError):
+        await service.append_event(session, bad)
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and got.events == [] and got.state == {}
+    assert await service.get_user_state(app_name=APP, user_id=USER) == {}
+    assert session.events == [] and session.state == {}
+
+
+async def test_append_to_missing_session_says_to_create_it(service: InMemorySessionService) -> None:
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    await service.delete_session(app_name=APP, user_id=USER, session_id="s1")
+    with pytest.raises(SessionNotFoundError, match="create_session"):
+        await service.append_event(session, _event(1))
+
+
+async def test_temp_keys_reach_the_live_copy_only(service: InMemorySessionService) -> None:
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    event = _event(1, actions=EventActions(state_delta={"temp:t": object(), "kept": 1}))
+    await service.append_event(session, event)
+    assert "temp:t" in session.state and event.actions.state_delta == {"kept": 1}
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and got.state == {"kept": 1}
+    assert got.events[0].actions.state_delta == {"kept": 1}
