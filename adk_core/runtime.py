@@ -48,8 +48,8 @@ class Runtime(Protocol):
         ...
 
     def history_cursor(self, ctx: InvocationContext) -> str | None:
-        """The id of the newest event of ``ctx.session`` the model runtime can read back from the
-        session store, or None to send the whole conversation inline."""
+        """The id of the newest stored event that is *not* loaded in ``ctx.session.events`` (the
+        session holds only a recent tail), or None when the loaded events are the whole story."""
         ...
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:

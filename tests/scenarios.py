@@ -399,7 +399,7 @@ def comparable(events: list[Event]) -> list[dict[str, Any]]:
 
     def norm(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: norm(v) for k, v in value.items()}
+            return {norm(k): norm(v) for k, v in value.items()}
         if isinstance(value, list):
             return [norm(v) for v in value]
         if isinstance(value, str) and value.startswith("adk-"):

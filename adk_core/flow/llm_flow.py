@@ -72,9 +72,14 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
 def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:
     events = ctx.session.events
     current_turn_only = agent.include_contents == "none"
+    whole_turn_loaded = False
+    if current_turn_only:
+        turn = current_turn_events(events)
+        whole_turn_loaded = bool(turn) and turn[0].author == "user"
+        events = turn
     cursor = ctx.runtime.history_cursor(ctx)
-    if cursor is not None:
-        # Everything up to the cursor is stored: send a reference, and only what follows inline.
+    if cursor is not None and not (current_turn_only and whole_turn_loaded):
+        # Older events are stored but not loaded here: refer to them; the model runtime reads them back.
         request.history = ContentsRef(
             app_name=ctx.app_name,
             user_id=ctx.user_id,
@@ -84,17 +89,7 @@ def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) 
             branch=ctx.branch,
             current_turn_only=current_turn_only,
         )
-        events = _events_after(events, cursor)
-    elif current_turn_only:
-        events = current_turn_events(events)
     request.contents = build_contents(events, agent.name, ctx.branch)
-
-
-def _events_after(events: list[Event], event_id: str) -> list[Event]:
-    for i in range(len(events) - 1, -1, -1):
-        if events[i].id == event_id:
-            return events[i + 1 :]
-    return events
 
 
 async def _add_instructions(agent: LlmAgent, ctx: ReadonlyContext, request: LlmRequest) -> None:

@@ -1,0 +1,218 @@
+"""The activities: model calls, tool calls, session commits and loads, artifacts, memory.
+
+Methods of one class that holds the worker's services (built once per worker). Provider
+clients retry nothing: a ModelError becomes an ApplicationError that tells Temporal whether
+and when to retry.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolContext
+from adk_core.agents.llm_agent import LlmAgent
+from adk_core.artifacts import ArtifactService
+from adk_core.errors import AdkError, ModelError
+from adk_core.flow.contents import contents_for_ref
+from adk_core.memory import MemoryService
+from adk_core.models.base import LlmRequest
+from adk_core.plugins import PluginManager
+from adk_core.runtime import LocalRuntime
+from adk_core.sessions import GetSessionConfig, Session, SessionService
+
+from . import contracts as c
+from .apps import get_agent, get_app
+
+
+def model_error_to_application_error(error: ModelError) -> ApplicationError:
+    """400/401/403/404 stop; 408/409/429/5xx and network errors retry, after Retry-After if given."""
+    delay = timedelta(seconds=error.retry_after) if error.retry_after else None
+    return ApplicationError(
+        str(error),
+        {"status": error.status, "provider": error.provider},
+        type="ModelError",
+        non_retryable=not error.retryable,
+        next_retry_delay=delay,
+    )
+
+
+class AdkActivities:
+    """Register ``AdkActivities(...).all()`` with a worker (the AdkPlugin does it for you)."""
+
+    def __init__(
+        self,
+        session_service: SessionService,
+        *,
+        artifact_service: ArtifactService | None = None,
+        memory_service: MemoryService | None = None,
+    ) -> None:
+        self.sessions = session_service
+        self.artifacts = artifact_service
+        self.memory = memory_service
+
+    def all(self) -> list:
+        return [
+            self.generate_content,
+            self.run_tool,
+            self.append_events,
+            self.load_session,
+            self.artifact_call,
+            self.memory_call,
+        ]
+
+    # --- sessions ---------------------------------------------------------------------------
+    async def _commit(self, key: c.SessionKey, events: list) -> None:
+        if not events:
+            return
+        stub = Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id)
+        for event in events:
+            await self.sessions.append_event(stub, event)
+
+    @activity.defn(name=c.APPEND_EVENTS)
+    async def append_events(self, input: c.AppendEventsInput) -> c.AppendEventsResult:
+        await self._commit(input.key, input.events)
+        return c.AppendEventsResult(appended=len(input.events))
+
+    @activity.defn(name=c.LOAD_SESSION)
+    async def load_session(self, input: c.LoadSessionInput) -> c.LoadSessionResult:
+        key = input.key
+        get = dict(app_name=key.app_name, user_id=key.user_id, session_id=key.session_id)
+        # One event more than asked for tells where the loaded tail starts.
+        session = await self.sessions.get_session(**get, config=GetSessionConfig(num_recent_events=input.tail_events + 1))
+        created = False
+        if session is None:
+            if not input.create_if_missing:
+                raise ApplicationError(
+                    f"session {key.session_id!r} of app {key.app_name!r}, user {key.user_id!r} does not exist; "
+                    "create it first or start the run with create_session=True",
+                    type="SessionNotFoundError",
+                    non_retryable=True,
+                )
+            session = await self.sessions.create_session(**get, state=input.initial_state)
+            created = True
+        unloaded_through = None
+        if len(session.events) > input.tail_events:
+            unloaded_through = session.events[0].id
+            session.events = session.events[1:]
+        return c.LoadSessionResult(session=session, unloaded_through=unloaded_through, created=created)
+
+    # --- model ------------------------------------------------------------------------------
+    @activity.defn(name=c.GENERATE_CONTENT)
+    async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
+        await self._commit(input.key, input.commit)
+        agent = get_agent(input.app_name, input.agent_name)
+        if not isinstance(agent, LlmAgent):
+            raise ApplicationError(f"agent {input.agent_name!r} is not an LlmAgent", non_retryable=True)
+        request = await self._resolve_history(input.request)
+        try:
+            model = agent.canonical_model
+            responses = [r async for r in model.generate_content(request, stream=input.stream)]
+        except ModelError as e:
+            raise model_error_to_application_error(e) from None
+        except AdkError as e:
+            raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
+        return c.ModelCallResult(responses=responses)
+
+    async def _resolve_history(self, request: LlmRequest) -> LlmRequest:
+        ref = request.history
+        if ref is None:
+            return request
+        session = await self.sessions.get_session(
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            config=GetSessionConfig(through_event_id=ref.through_event_id),
+        )
+        if session is None or not session.events or session.events[-1].id != ref.through_event_id:
+            # The commit carrying this event may still be in flight in a concurrent activity.
+            raise ApplicationError(
+                f"event {ref.through_event_id!r} of session {ref.session_id!r} is not stored yet",
+                type="HistoryNotReady",
+            )
+        history = contents_for_ref(session.events, ref.agent_name, ref.branch, ref.current_turn_only)
+        return request.model_copy(update={"contents": history + request.contents, "history": None})
+
+    # --- tools ------------------------------------------------------------------------------
+    @activity.defn(name=c.RUN_TOOL)
+    async def run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
+        await self._commit(input.key, input.commit)
+        app = get_app(input.app_name)
+        agent = get_agent(input.app_name, input.agent_name)
+        session = Session(
+            id=input.key.session_id, app_name=input.key.app_name, user_id=input.key.user_id, state=input.state
+        )
+        ctx = InvocationContext(
+            runtime=LocalRuntime(),
+            session_service=self.sessions,
+            session=session,
+            invocation_id=input.invocation_id,
+            agent=agent,
+            root_agent=app.root_agent,
+            plugin_manager=PluginManager(()),
+            artifact_service=self.artifacts,
+            memory_service=self.memory,
+            user_content=input.user_content,
+            branch=input.branch,
+        )
+        tools = {t.name: t for t in await agent.canonical_tools(ReadonlyContext(ctx))} if isinstance(agent, LlmAgent) else {}
+        tool = tools.get(input.tool_name)
+        if tool is None:
+            raise ApplicationError(
+                f"agent {input.agent_name!r} has no tool {input.tool_name!r} on this worker; "
+                "deploy the same app version to every worker on the task queue",
+                type="ToolNotFound",
+                non_retryable=True,
+            )
+        tool_context = ToolContext(ctx, function_call_id=input.function_call_id, tool_confirmation=input.tool_confirmation)
+        try:
+            response = await tool.run_async(args=input.args, tool_context=tool_context)
+        except Exception as e:
+            if input.retry_errors:
+                raise
+            return c.ToolCallResult(actions=tool_context.actions, error_type=type(e).__name__, error_message=str(e))
+        return c.ToolCallResult(response=response, actions=tool_context.actions)
+
+    # --- artifacts and memory ---------------------------------------------------------------
+    @activity.defn(name=c.ARTIFACTS)
+    async def artifact_call(self, input: c.ArtifactCallInput) -> c.ArtifactCallResult:
+        if self.artifacts is None:
+            raise ApplicationError("this worker has no artifact service configured", non_retryable=True)
+        key = dict(app_name=input.key.app_name, user_id=input.key.user_id, session_id=input.key.session_id)
+        try:
+            if input.op == "save":
+                assert input.filename is not None and input.artifact is not None
+                version = await self.artifacts.save_artifact(**key, filename=input.filename, artifact=input.artifact)
+                return c.ArtifactCallResult(version=version)
+            if input.op == "load":
+                assert input.filename is not None
+                part = await self.artifacts.load_artifact(**key, filename=input.filename, version=input.version)
+                return c.ArtifactCallResult(artifact=part)
+            if input.op == "list":
+                return c.ArtifactCallResult(names=await self.artifacts.list_artifact_keys(**key))
+            if input.op == "delete":
+                assert input.filename is not None
+                await self.artifacts.delete_artifact(**key, filename=input.filename)
+                return c.ArtifactCallResult()
+            assert input.filename is not None
+            return c.ArtifactCallResult(versions=await self.artifacts.list_versions(**key, filename=input.filename))
+        except AdkError as e:
+            raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
+
+    @activity.defn(name=c.MEMORY)
+    async def memory_call(self, input: c.MemoryCallInput) -> c.MemoryCallResult:
+        if self.memory is None:
+            raise ApplicationError("this worker has no memory service configured", non_retryable=True)
+        if input.op == "add_session":
+            session = await self.sessions.get_session(
+                app_name=input.key.app_name, user_id=input.key.user_id, session_id=input.key.session_id
+            )
+            if session is not None:
+                await self.memory.add_session_to_memory(session)
+            return c.MemoryCallResult()
+        found = await self.memory.search_memory(
+            app_name=input.key.app_name, user_id=input.key.user_id, query=input.query
+        )
+        return c.MemoryCallResult(memories=[m.model_dump(mode="json") for m in found.memories])

@@ -1,0 +1,121 @@
+"""What crosses the workflow/activity boundary: one input and one result type per activity.
+
+Plain pydantic models (no live objects): sessions by key, events and requests as data. Fields
+may be added with defaults without breaking running workflows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from adk_core.models.base import LlmRequest, LlmResponse
+from adk_core.sessions import Session
+from adk_core.types import Content, Event, EventActions, Part, ToolConfirmation
+
+GENERATE_CONTENT = "adk.generate_content"
+RUN_TOOL = "adk.run_tool"
+APPEND_EVENTS = "adk.append_events"
+LOAD_SESSION = "adk.load_session"
+ARTIFACTS = "adk.artifacts"
+MEMORY = "adk.memory"
+ACTIVITY_NAMES = (GENERATE_CONTENT, RUN_TOOL, APPEND_EVENTS, LOAD_SESSION, ARTIFACTS, MEMORY)
+
+
+class SessionKey(BaseModel):
+    app_name: str
+    user_id: str
+    session_id: str
+
+
+class LoadSessionInput(BaseModel):
+    key: SessionKey
+    create_if_missing: bool = True
+    initial_state: dict[str, Any] | None = None
+    tail_events: int = 20
+    """How many recent events to bring into the workflow (for routing and resuming); older ones
+    stay in the store and reach the model by reference."""
+
+
+class LoadSessionResult(BaseModel):
+    session: Session
+    """State, and the most recent events (at most tail_events)."""
+    unloaded_through: str | None = None
+    """The newest stored event older than the loaded ones; None when all events were loaded."""
+    created: bool = False
+
+
+class AppendEventsInput(BaseModel):
+    key: SessionKey
+    events: list[Event]
+
+
+class AppendEventsResult(BaseModel):
+    appended: int
+
+
+class ModelCallInput(BaseModel):
+    app_name: str
+    agent_name: str
+    key: SessionKey
+    request: LlmRequest
+    stream: bool = False
+    commit: list[Event] = Field(default_factory=list)
+    """Events the workflow made since its last activity; stored (idempotently) before the call,
+    so the request's history reference can include them."""
+
+
+class ModelCallResult(BaseModel):
+    responses: list[LlmResponse]
+
+
+class ToolCallInput(BaseModel):
+    app_name: str
+    agent_name: str
+    tool_name: str
+    args: dict[str, Any]
+    function_call_id: str | None
+    invocation_id: str
+    branch: str | None = None
+    key: SessionKey
+    state: dict[str, Any] = Field(default_factory=dict)
+    """The session state as the tool call sees it (committed state plus this call's delta)."""
+    user_content: Content | None = None
+    tool_confirmation: ToolConfirmation | None = None
+    retry_errors: bool = False
+    commit: list[Event] = Field(default_factory=list)
+
+
+class ToolCallResult(BaseModel):
+    response: Any = None
+    actions: EventActions = Field(default_factory=EventActions)
+    error_type: str | None = None
+    error_message: str | None = None
+    """Set when the tool raised (and was not to be retried): the engine turns it into an error
+    response the model sees, as in-process."""
+
+
+class ArtifactCallInput(BaseModel):
+    key: SessionKey
+    op: Literal["save", "load", "list", "delete", "versions"]
+    filename: str | None = None
+    artifact: Part | None = None
+    version: int | None = None
+
+
+class ArtifactCallResult(BaseModel):
+    version: int | None = None
+    artifact: Part | None = None
+    names: list[str] = Field(default_factory=list)
+    versions: list[int] = Field(default_factory=list)
+
+
+class MemoryCallInput(BaseModel):
+    key: SessionKey
+    op: Literal["search", "add_session"]
+    query: str = ""
+
+
+class MemoryCallResult(BaseModel):
+    memories: list[dict[str, Any]] = Field(default_factory=list)

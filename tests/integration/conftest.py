@@ -1,0 +1,48 @@
+"""The durable stack for integration tests: a worker on the session's Temporal dev server, with
+sessions in a fresh database of the session's embedded Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest_asyncio
+from temporalio.worker import Worker
+
+from adk_core.sessions import SessionService
+from adkt.client import AdkClient, connect
+from adkt.embedded import EmbeddedPostgres, TemporalDevServer
+from adkt.services import open_services
+from worker import build_worker
+
+
+@dataclass
+class DurableStack:
+    client: AdkClient
+    sessions: SessionService
+    task_queue: str
+    database_url: str
+    address: str
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPostgres) -> AsyncIterator[DurableStack]:
+    url = await postgres.create_database(f"durable_{uuid.uuid4().hex[:8]}")
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace)
+    task_queue = f"adk-test-{uuid.uuid4().hex[:8]}"
+    async with open_services(url) as services:
+        worker: Worker = build_worker(client, [], task_queue=task_queue, **services)
+        run = asyncio.create_task(worker.run())
+        try:
+            yield DurableStack(
+                client=AdkClient(client, task_queue=task_queue),
+                sessions=services["session_service"],
+                task_queue=task_queue,
+                database_url=url,
+                address=temporal_server.address,
+            )
+        finally:
+            await worker.shutdown()
+            await asyncio.gather(run, return_exceptions=True)

@@ -1,0 +1,37 @@
+"""Temporal workflows that run adk_core's engine durably.
+
+    AgentRunWorkflow   one invocation: a message in, its events out
+    SessionWorkflow    one conversation: messages by Update, continue-as-new between turns
+    AgentToolWorkflow  an AgentTool's agent as a child workflow
+"""
+
+from .agent_run import AgentRunWorkflow, AgentToolWorkflow
+from .contracts import (
+    TASK_QUEUE,
+    AgentRunInput,
+    AgentRunResult,
+    PendingRequest,
+    Reply,
+    SendMessage,
+    SessionWorkflowInput,
+    TurnResult,
+    session_workflow_id,
+)
+from .plugin import AdkPlugin
+from .session import SessionWorkflow
+
+__all__ = [
+    "TASK_QUEUE",
+    "AdkPlugin",
+    "AgentRunInput",
+    "AgentRunResult",
+    "AgentRunWorkflow",
+    "AgentToolWorkflow",
+    "PendingRequest",
+    "Reply",
+    "SendMessage",
+    "SessionWorkflow",
+    "SessionWorkflowInput",
+    "TurnResult",
+    "session_workflow_id",
+]

@@ -1,0 +1,90 @@
+"""AgentRunWorkflow: one invocation (a message in, its events out). AgentToolWorkflow: an
+AgentTool's agent as a child workflow, so agent trees show as workflow trees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.apps import get_agent
+    from adk_core.agents.run_config import RunConfig
+    from adk_core.errors import AdkError
+    from adk_core.tools.agent_tool import run_agent_as_tool
+    from adk_core.types import Event
+
+    from ._invocation import DurableInvoker, check_reply, pending_requests
+    from .contracts import (
+        AgentRunInput,
+        AgentRunResult,
+        AgentToolInput,
+        AgentToolResult,
+        PendingRequest,
+        Reply,
+        final_text,
+    )
+    from .services import DurableArtifactService, DurableMemoryService
+
+
+@workflow.defn(name="AgentRunWorkflow", failure_exception_types=[AdkError])
+class AgentRunWorkflow:
+    @workflow.init
+    def __init__(self, input: AgentRunInput) -> None:
+        self._events: list[Event] = []
+        self._replies: dict[str, dict[str, Any]] = {}
+
+    @workflow.run
+    async def run(self, input: AgentRunInput) -> AgentRunResult:
+        invoker = DurableInvoker(
+            input.app_name, input.user_id, input.session_id, waiter=self._wait if input.wait_for_replies else None
+        )
+        await invoker.load(create=input.create_session, initial_state=input.initial_state)
+        invocation_id = await invoker.invoke(
+            input.message, state_delta=input.state_delta, max_llm_calls=input.max_llm_calls, events=self._events
+        )
+        return AgentRunResult(
+            session_id=input.session_id, invocation_id=invocation_id, events=self._events,
+            final_text=final_text(self._events),
+        )
+
+    async def _wait(self, kind: str, call_id: str) -> Any:
+        await workflow.wait_condition(lambda: call_id in self._replies)
+        return self._replies.pop(call_id)
+
+    @workflow.query
+    def pending(self) -> list[PendingRequest]:
+        return pending_requests(self._events)
+
+    @workflow.query
+    def events(self, after: int = 0) -> list[Event]:
+        """Events made so far, from index ``after`` on (for streaming clients)."""
+        return self._events[after:]
+
+    @workflow.update
+    async def reply(self, reply: Reply) -> None:
+        self._replies[reply.call_id] = reply.response
+
+    @reply.validator
+    def _check_reply(self, reply: Reply) -> None:
+        check_reply(reply.call_id, pending_requests(self._events))
+
+
+@workflow.defn(name="AgentToolWorkflow", failure_exception_types=[AdkError])
+class AgentToolWorkflow:
+    @workflow.run
+    async def run(self, input: AgentToolInput) -> AgentToolResult:
+        invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
+        agent = get_agent(input.app_name, input.agent_name)
+        response, state_delta = await run_agent_as_tool(
+            agent,
+            input.args,
+            state=input.state,
+            user_id=input.user_id,
+            runtime=invoker.runtime,
+            artifact_service=DurableArtifactService(invoker.key),
+            memory_service=DurableMemoryService(invoker.key),
+            plugins=invoker.runner.plugin_manager.plugins,
+            run_config=RunConfig(max_llm_calls=input.max_llm_calls),
+        )
+        return AgentToolResult(response=response, state_delta=state_delta)

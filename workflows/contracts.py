@@ -1,0 +1,112 @@
+"""Workflow inputs, results, updates and queries: plain pydantic models, so
+``temporal workflow start --type AgentRunWorkflow --input '{...}'`` works from the CLI."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from adk_core.types import Content, Event
+
+TASK_QUEUE = "adk"
+
+
+def _as_content(value: Any) -> Any:
+    # A plain string is a user message: keeps CLI-started runs short to type.
+    return Content.user(value) if isinstance(value, str) else value
+
+
+class AgentRunInput(BaseModel):
+    """One invocation: a message into a session, the events out."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    message: Content | None = None
+    state_delta: dict[str, Any] | None = None
+    create_session: bool = True
+    initial_state: dict[str, Any] | None = None
+    max_llm_calls: int = 500
+    wait_for_replies: bool = True
+    """Wait (durably, as long as it takes) for tool confirmations inside this run, answered with
+    the ``reply`` update; False ends the run at the request, ADK style."""
+
+    _coerce = field_validator("message", mode="before")(_as_content)
+
+
+class AgentRunResult(BaseModel):
+    session_id: str
+    invocation_id: str
+    events: list[Event]
+    final_text: str = ""
+
+
+class SessionWorkflowInput(BaseModel):
+    """A conversation. The workflow id is derived from (app, user, session): see session_workflow_id."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    initial_state: dict[str, Any] | None = None
+    idle_timeout_seconds: float = 3600.0
+    """An idle conversation ends after this; the next message starts it again."""
+
+
+class SendMessage(BaseModel):
+    message: Content
+    state_delta: dict[str, Any] | None = None
+    max_llm_calls: int = 500
+
+    _coerce = field_validator("message", mode="before")(_as_content)
+
+
+class TurnResult(BaseModel):
+    invocation_id: str
+    events: list[Event]
+    final_text: str = ""
+
+
+class PendingRequest(BaseModel):
+    """Something the run waits for from outside: a tool confirmation or a long-running tool's result."""
+
+    kind: Literal["tool_confirmation", "long_running_tool"]
+    call_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    hint: str = ""
+    agent: str = ""
+
+
+class Reply(BaseModel):
+    """The answer to a pending request: for a confirmation ``{"confirmed": true}`` (and an optional
+    payload); for a long-running tool, its final result."""
+
+    call_id: str
+    response: dict[str, Any]
+
+
+class AgentToolInput(BaseModel):
+    app_name: str
+    agent_name: str
+    user_id: str
+    session_id: str
+    args: dict[str, Any]
+    state: dict[str, Any] = Field(default_factory=dict)
+    max_llm_calls: int = 500
+
+
+class AgentToolResult(BaseModel):
+    response: Any = None
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+
+
+def session_workflow_id(app_name: str, user_id: str, session_id: str) -> str:
+    return f"adk-session/{app_name}/{user_id}/{session_id}"
+
+
+def final_text(events: list[Event]) -> str:
+    for event in reversed(events):
+        if event.is_final_response() and event.text:
+            return event.text
+    return ""

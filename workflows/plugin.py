@@ -1,0 +1,61 @@
+"""AdkPlugin: one Temporal plugin for clients and workers.
+
+It sets the pydantic data converter (our events and requests are pydantic models), registers
+the workflows and the activities, and lets adk_core, the boundary types and the apps' own
+modules pass through the workflow sandbox: they are deterministic by design, and re-importing
+them for every workflow run would cost more than the run itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from activities.adk_activities import AdkActivities
+from adk_core.errors import AdkError
+
+from .agent_run import AgentRunWorkflow, AgentToolWorkflow
+from .session import SessionWorkflow
+
+WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, SessionWorkflow]
+PASSTHROUGH = (
+    "adk_core",
+    "activities",
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "opentelemetry",
+    "jsonschema",
+    "docstring_parser",
+    "httpx",
+    "httpx_sse",
+)
+
+
+def sandbox_runner(extra_passthrough: Sequence[str] = ()) -> WorkflowRunner:
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, *extra_passthrough)
+    return SandboxedWorkflowRunner(restrictions=restrictions)
+
+
+class AdkPlugin(SimplePlugin):
+    """Add to ``Client.connect(plugins=[...])``; a worker built from that client gets the rest.
+
+    Args:
+        activities: the worker's AdkActivities (None for a client-only plugin).
+        passthrough_modules: your apps' modules, so agent trees are shared with workflows rather
+            than re-imported inside the sandbox.
+    """
+
+    def __init__(self, activities: AdkActivities | None = None, *, passthrough_modules: Sequence[str] = ()) -> None:
+        super().__init__(
+            "adk-temporal",
+            data_converter=pydantic_data_converter,
+            workflows=WORKFLOWS if activities is not None else None,
+            activities=activities.all() if activities is not None else None,
+            workflow_runner=sandbox_runner(passthrough_modules) if activities is not None else None,
+            workflow_failure_exception_types=[AdkError],
+        )

@@ -1,0 +1,237 @@
+"""TemporalRuntime: adk_core's runtime seam inside a workflow.
+
+Clock, ids and randomness come from the workflow; model and tool calls are activities; session
+commits ride along with them (see workflows/services.py). Callbacks and plugins run here, in the
+workflow, so they must be deterministic: no I/O, no wall clock, no randomness of their own (use
+``ctx.runtime``), and no reliance on process memory that differs between workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from activities import contracts as c
+    from adk_core import telemetry
+    from adk_core.agents.context import InvocationContext, ToolContext
+    from adk_core.errors import ModelError, RemoteError
+    from adk_core.flow.contents import build_contents, current_turn_events
+    from adk_core.models.base import ContentsRef, LlmRequest, LlmResponse, Model
+    from adk_core.tools.agent_tool import AgentTool
+    from adk_core.tools.base import BaseTool
+    from adk_core.tools.builtin import ExitLoopTool, LoadArtifactsTool, LoadMemoryTool, TransferToAgentTool
+    from adk_core.tools.execution import ToolExecution
+    from adk_core.types import Event
+
+    from .contracts import AgentToolInput, AgentToolResult
+    from .services import DurableSessionService
+
+MODEL_TIMEOUT = timedelta(minutes=10)
+MODEL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60), maximum_attempts=8
+)
+DEFAULT_TOOL_EXECUTION = ToolExecution()
+# Framework tools that only set actions or reach the world through durable services: they run
+# in the workflow itself.
+_WORKFLOW_TOOLS = (TransferToAgentTool, ExitLoopTool, LoadMemoryTool, LoadArtifactsTool, AgentTool)
+
+Waiter = Callable[[str, str], Awaitable[Any]]
+
+
+class TemporalRuntime:
+    def __init__(self, *, app_name: str, sessions: DurableSessionService, waiter: Waiter | None = None) -> None:
+        self.app_name = app_name
+        self.sessions = sessions
+        self._waiter = waiter
+
+    # --- determinism ------------------------------------------------------------------------
+    def now(self) -> float:
+        return workflow.now().timestamp()
+
+    def new_id(self) -> str:
+        return str(workflow.uuid4())
+
+    def random(self) -> float:
+        return workflow.random().random()
+
+    def span(self, name: str, attributes: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        if workflow.unsafe.is_replaying():
+            return contextlib.nullcontext()
+        return telemetry.start_span(name, attributes)
+
+    # --- sessions ---------------------------------------------------------------------------
+    def history_cursor(self, ctx: InvocationContext) -> str | None:
+        # Only the workflow's own session is in the store; an AgentTool's scratch session is not.
+        if ctx.session_service is self.sessions:
+            return self.sessions.unloaded_through
+        return None
+
+    def _by_reference(self, request: LlmRequest, ctx: InvocationContext) -> LlmRequest:
+        """Replace the contents that the session's events produce with a reference to those events.
+
+        Every loaded event is stored by the time the model activity reads (commits ride along
+        with it), so the reference can run through the newest one. Callbacks may have edited the
+        contents: only an unchanged prefix is replaced, anything else is sent as is.
+        """
+        events = ctx.session.events
+        if ctx.session_service is not self.sessions or not events:
+            return request
+        agent = ctx.agent
+        current_turn_only = getattr(agent, "include_contents", "default") == "none"
+        source = current_turn_events(events) if current_turn_only else events
+        expected = build_contents(source, agent.name, ctx.branch)
+        n = len(expected)
+        if request.contents[:n] != expected:
+            return request
+        ref = ContentsRef(
+            app_name=ctx.app_name, user_id=ctx.user_id, session_id=ctx.session.id, through_event_id=events[-1].id,
+            agent_name=agent.name, branch=ctx.branch, current_turn_only=current_turn_only,
+        )
+        return request.model_copy(update={"history": ref, "contents": request.contents[n:]})
+
+    async def commit(self, ctx: InvocationContext, event: Event) -> Event:
+        return await ctx.session_service.append_event(ctx.session, event)
+
+    def _commits_for(self, ctx: InvocationContext) -> list[Event]:
+        return self.sessions.take_commits() if ctx.session_service is self.sessions else []
+
+    # --- model ------------------------------------------------------------------------------
+    async def generate_content(
+        self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
+    ) -> AsyncIterator[LlmResponse]:
+        commits = self._commits_for(ctx)
+        call = c.ModelCallInput(
+            app_name=self.app_name,
+            agent_name=ctx.agent.name,
+            key=self.sessions.key,
+            request=self._by_reference(request, ctx),
+            stream=stream,
+            commit=commits,
+        )
+        durable = ctx.agent.durable
+        try:
+            result = await workflow.execute_activity(
+                c.GENERATE_CONTENT,
+                call,
+                result_type=c.ModelCallResult,
+                start_to_close_timeout=durable.get("model_timeout", MODEL_TIMEOUT),
+                retry_policy=durable.get("model_retry", MODEL_RETRY),
+                task_queue=durable.get("model_task_queue"),
+                summary=f"{ctx.agent.name} -> {model.name}",
+            )
+        except ActivityError as e:
+            raise _model_error(e) from None
+        self.sessions.acknowledge(commits)
+        for response in result.responses:
+            yield response
+
+    # --- tools ------------------------------------------------------------------------------
+    async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        execution = tool.execution or DEFAULT_TOOL_EXECUTION
+        if isinstance(tool, _WORKFLOW_TOOLS) and tool.execution is None or execution.mode == "inline":
+            if isinstance(tool, AgentTool) and tool.agent.durable.get("child_workflow"):
+                return await self._run_agent_tool_as_child(tool, args, tool_context)
+            return await tool.run_async(args=args, tool_context=tool_context)
+        ctx = tool_context.invocation_context
+        commits = self._commits_for(ctx)
+        call = c.ToolCallInput(
+            app_name=self.app_name,
+            agent_name=ctx.agent.name,
+            tool_name=tool.name,
+            args=args,
+            function_call_id=tool_context.function_call_id,
+            invocation_id=ctx.invocation_id,
+            branch=ctx.branch,
+            key=self.sessions.key,
+            state=tool_context.state.to_dict(),
+            user_content=ctx.user_content,
+            tool_confirmation=tool_context.tool_confirmation,
+            retry_errors=execution.retry_errors,
+            commit=commits,
+        )
+        options: dict[str, Any] = dict(
+            result_type=c.ToolCallResult,
+            start_to_close_timeout=execution.start_to_close_timeout,
+            schedule_to_close_timeout=execution.schedule_to_close_timeout,
+            retry_policy=_retry_policy(execution),
+            summary=f"{ctx.agent.name} -> {tool.name}",
+        )
+        try:
+            if execution.mode == "local_activity":
+                result = await workflow.execute_local_activity(c.RUN_TOOL, call, **options)
+            else:
+                result = await workflow.execute_activity(
+                    c.RUN_TOOL, call, task_queue=execution.task_queue, heartbeat_timeout=execution.heartbeat_timeout,
+                    **options,
+                )
+        except ActivityError as e:
+            cause = e.cause
+            if isinstance(cause, ApplicationError):
+                raise RemoteError(cause.message, error_type=cause.type or "ApplicationError") from None
+            raise RemoteError(str(cause or e), error_type=type(cause or e).__name__) from None
+        self.sessions.acknowledge(commits)
+        tool_context.actions.merge(result.actions)
+        if result.error_type is not None:
+            raise RemoteError(result.error_message or "", error_type=result.error_type)
+        return result.response
+
+    async def _run_agent_tool_as_child(self, tool: AgentTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        from .agent_run import AgentToolWorkflow  # noqa: PLC0415  (cycle: the child workflow uses this runtime)
+
+        ctx = tool_context.invocation_context
+        await self.sessions.flush()
+        result = await workflow.execute_child_workflow(
+            AgentToolWorkflow.run,
+            AgentToolInput(
+                app_name=self.app_name,
+                agent_name=tool.agent.name,
+                user_id=ctx.user_id,
+                session_id=ctx.session.id,
+                args=args,
+                state={k: v for k, v in tool_context.state.to_dict().items() if not k.startswith("temp:")},
+                max_llm_calls=ctx.run_config.max_llm_calls,
+            ),
+            result_type=AgentToolResult,
+            id=f"{workflow.info().workflow_id}/tool/{tool_context.function_call_id}",
+            summary=f"agent tool {tool.agent.name}",
+        )
+        if tool.skip_summarization:
+            tool_context.actions.skip_summarization = True
+        for key, value in result.state_delta.items():
+            tool_context.state[key] = value
+        return result.response
+
+    # --- waiting for people -----------------------------------------------------------------
+    async def wait_for(self, kind: str, key: str, ctx: InvocationContext) -> Any | None:
+        if self._waiter is None:
+            return None
+        return await self._waiter(kind, key)
+
+
+def _retry_policy(execution: ToolExecution) -> RetryPolicy:
+    r = execution.retry
+    return RetryPolicy(
+        initial_interval=r.initial_interval,
+        backoff_coefficient=r.backoff_coefficient,
+        maximum_interval=r.maximum_interval,
+        maximum_attempts=r.maximum_attempts,
+        non_retryable_error_types=list(r.non_retryable_error_types) or None,
+    )
+
+
+def _model_error(error: ActivityError) -> Exception:
+    cause = error.cause
+    if isinstance(cause, ApplicationError):
+        details = cause.details[0] if cause.details else {}
+        status = details.get("status") if isinstance(details, dict) else None
+        return ModelError(cause.message, status=status, retryable=not cause.non_retryable,
+                          provider=(details or {}).get("provider", "") if isinstance(details, dict) else "",
+                          error_type=cause.type)
+    return ModelError(str(cause or error), retryable=True)

@@ -1,0 +1,167 @@
+"""Session, artifact and memory services for workflow code: every call is an activity.
+
+The engine inside a workflow talks to these exactly as it talks to the in-process services.
+Session commits are not sent one by one: they are queued and ride along with the next model or
+tool activity (which stores them, idempotently, before doing its work), and whatever is left is
+flushed at the end of the invocation. That keeps a turn at the activity count of its model and
+tool calls.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from activities import contracts as c
+    from adk_core.artifacts import ArtifactService
+    from adk_core.errors import SessionNotFoundError
+    from adk_core.memory import MemoryEntry, MemoryService, SearchMemoryResponse
+    from adk_core.sessions import GetSessionConfig, ListSessionsResponse, Session, SessionService
+    from adk_core.sessions.base import apply_event_to_session, prepare_event_for_storage
+    from adk_core.types import Event, Part
+
+STORE_TIMEOUT = timedelta(seconds=30)
+STORE_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10))
+
+
+class DurableSessionService(SessionService):
+    """One session per workflow: commits queue up in ``unacked`` until an activity stores them."""
+
+    def __init__(self, key: c.SessionKey, *, use_local_activities: bool = True) -> None:
+        self.key = key
+        self.unacked: list[Event] = []
+        self.unloaded_through: str | None = None
+        """The newest stored event not held in the workflow's session copy (see history_cursor)."""
+        self._local = use_local_activities
+
+    # The engine's commit path ------------------------------------------------------------------
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if prepare_event_for_storage(event) is None:
+            return event
+        apply_event_to_session(session, event)  # drops temp: keys from the event's delta
+        self.unacked.append(event)
+        return event
+
+    def take_commits(self) -> list[Event]:
+        """Events to send with the next activity. They stay queued until it succeeds."""
+        return list(self.unacked)
+
+    def acknowledge(self, events: list[Event]) -> None:
+        stored = {e.id for e in events}
+        self.unacked = [e for e in self.unacked if e.id not in stored]
+
+    async def flush(self) -> None:
+        """Store every queued event now (end of invocation, before continue-as-new)."""
+        events = self.take_commits()
+        if not events:
+            return
+        await self._store(c.APPEND_EVENTS, c.AppendEventsInput(key=self.key, events=events), c.AppendEventsResult,
+                          summary=f"commit {len(events)} event(s)")
+        self.acknowledge(events)
+
+    async def load(self, *, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int) -> c.LoadSessionResult:
+        result = await self._store(
+            c.LOAD_SESSION,
+            c.LoadSessionInput(
+                key=self.key, create_if_missing=create_if_missing, initial_state=initial_state, tail_events=tail_events
+            ),
+            c.LoadSessionResult,
+            summary=f"load session {self.key.session_id}",
+        )
+        self.unloaded_through = result.unloaded_through
+        return result
+
+    async def _store(self, name: str, arg: Any, result_type: type, *, summary: str) -> Any:
+        if self._local:
+            return await workflow.execute_local_activity(
+                name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY,
+                summary=summary,
+            )
+        return await workflow.execute_activity(
+            name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY,
+            summary=summary,
+        )
+
+    # The rest of the contract: a workflow serves one session ---------------------------------
+    async def create_session(self, *, app_name: str, user_id: str, state: dict[str, Any] | None = None,
+                             session_id: str | None = None) -> Session:
+        raise NotImplementedError("durable runs create their session when the workflow starts (create_session=True)")
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str,
+                          config: GetSessionConfig | None = None) -> Session | None:
+        if (app_name, user_id, session_id) != (self.key.app_name, self.key.user_id, self.key.session_id):
+            raise SessionNotFoundError("a durable run can read only its own session")
+        await self.flush()
+        result = await self.load(create_if_missing=False, initial_state=None,
+                                 tail_events=config.num_recent_events if config and config.num_recent_events else 10_000)
+        return result.session
+
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        raise NotImplementedError("list sessions from a client (adkt sessions list), not from workflow code")
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        raise NotImplementedError("delete sessions from a client, not from workflow code")
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        raise NotImplementedError("read user state from session.state (user: keys) inside a durable run")
+
+
+class DurableArtifactService(ArtifactService):
+    def __init__(self, key: c.SessionKey) -> None:
+        self.key = key
+
+    async def _call(self, summary: str, **fields: Any) -> c.ArtifactCallResult:
+        key = c.SessionKey(app_name=fields.pop("app_name"), user_id=fields.pop("user_id"), session_id=fields.pop("session_id"))
+        return await workflow.execute_activity(
+            c.ARTIFACTS, c.ArtifactCallInput(key=key, **fields), result_type=c.ArtifactCallResult,
+            start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY, summary=summary,
+        )
+
+    async def save_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part) -> int:
+        result = await self._call(f"save artifact {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
+                                  op="save", filename=filename, artifact=artifact)
+        assert result.version is not None
+        return result.version
+
+    async def load_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str,
+                            version: int | None = None) -> Part | None:
+        result = await self._call(f"load artifact {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
+                                  op="load", filename=filename, version=version)
+        return result.artifact
+
+    async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
+        result = await self._call("list artifacts", app_name=app_name, user_id=user_id, session_id=session_id, op="list")
+        return result.names
+
+    async def delete_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> None:
+        await self._call(f"delete artifact {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
+                         op="delete", filename=filename)
+
+    async def list_versions(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> list[int]:
+        result = await self._call(f"versions of {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
+                                  op="versions", filename=filename)
+        return result.versions
+
+
+class DurableMemoryService(MemoryService):
+    def __init__(self, key: c.SessionKey) -> None:
+        self.key = key
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        key = c.SessionKey(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
+        await workflow.execute_activity(
+            c.MEMORY, c.MemoryCallInput(key=key, op="add_session"), result_type=c.MemoryCallResult,
+            start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY, summary="add session to memory",
+        )
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        key = c.SessionKey(app_name=app_name, user_id=user_id, session_id=self.key.session_id)
+        result = await workflow.execute_activity(
+            c.MEMORY, c.MemoryCallInput(key=key, op="search", query=query), result_type=c.MemoryCallResult,
+            start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY, summary=f"search memory: {query[:40]}",
+        )
+        return SearchMemoryResponse(memories=[MemoryEntry.model_validate(m) for m in result.memories])
