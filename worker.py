@@ -51,6 +51,7 @@ def build_worker(
     memory_service: MemoryService | None = None,
     task_queue: str = TASK_QUEUE,
     passthrough_modules: Sequence[str] = (),
+    tracing: bool = False,
     **worker_options: Any,
 ) -> Worker:
     """A Worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
@@ -61,6 +62,7 @@ def build_worker(
     plugin = AdkPlugin(
         AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service),
         passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
+        tracing=tracing,
     )
     # The worker's plugin carries the converter, workflows and activities; a client-side AdkPlugin
     # would be applied a second time, so the worker gets a copy of the client without it.

@@ -27,7 +27,7 @@ from workflows import (
 )
 
 
-async def connect(address: str | None = None, *, namespace: str | None = None) -> Client:
+async def connect(address: str | None = None, *, namespace: str | None = None, tracing: bool = False) -> Client:
     """A Temporal client with the ADK plugin. Address and namespace come from the arguments, else
     Temporal's envconfig (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, profiles), else localhost:7233."""
     config = ClientConfig.load_client_connect_config()
@@ -36,7 +36,7 @@ async def connect(address: str | None = None, *, namespace: str | None = None) -
     if namespace:
         config["namespace"] = namespace
     config.setdefault("target_host", "localhost:7233")
-    return await Client.connect(**config, plugins=[AdkPlugin()])
+    return await Client.connect(**config, plugins=[AdkPlugin(tracing=tracing)])
 
 
 class AdkClient:

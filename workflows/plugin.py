@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
@@ -48,12 +49,22 @@ class AdkPlugin(SimplePlugin):
         activities: the worker's AdkActivities (None for a client-only plugin).
         passthrough_modules: your apps' modules, so agent trees are shared with workflows rather
             than re-imported inside the sandbox.
+        tracing: add Temporal's OpenTelemetry TracingInterceptor (use on client and worker).
     """
 
-    def __init__(self, activities: AdkActivities | None = None, *, passthrough_modules: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        activities: AdkActivities | None = None,
+        *,
+        passthrough_modules: Sequence[str] = (),
+        tracing: bool = False,
+    ) -> None:
         super().__init__(
             "adk-temporal",
             data_converter=pydantic_data_converter,
+            # Temporal's interceptor links client -> workflow -> activity spans and knows about
+            # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
+            interceptors=[TracingInterceptor()] if tracing else None,
             workflows=WORKFLOWS if activities is not None else None,
             activities=activities.all() if activities is not None else None,
             workflow_runner=sandbox_runner(passthrough_modules) if activities is not None else None,
