@@ -1,0 +1,110 @@
+"""Toolsets: tools resolved before every model call; a broken toolset is logged and skipped."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from adk_core import (
+    BaseTool,
+    FunctionTool,
+    InMemoryRunner,
+    LlmAgent,
+    ReadonlyContext,
+    ScriptedModel,
+    ToolContext,
+)
+from adk_core.errors import ConfigurationError
+from adk_core.models import function_call_response, text_response
+from tests.scenarios import responses_since_user_text
+
+
+def unlock(tool_context: ToolContext) -> dict:
+    """Unlock the secret tool."""
+    tool_context.state["unlocked"] = True
+    return {"unlocked": True}
+
+
+def secret() -> dict:
+    """Tell the secret."""
+    return {"secret": 42}
+
+
+def echo(text: str) -> dict:
+    """Echo text."""
+    return {"echo": text}
+
+
+class GatedToolset:
+    """Offers ``unlock`` until the session state says unlocked, then ``secret``."""
+
+    name = "gated"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._unlock, self._secret = FunctionTool(unlock), FunctionTool(secret)
+
+    async def get_tools(self, readonly_context: ReadonlyContext) -> list[BaseTool]:
+        self.calls += 1
+        return [self._secret] if readonly_context.state.get("unlocked") else [self._unlock]
+
+
+class BrokenToolset:
+    name = "broken"
+
+    async def get_tools(self, readonly_context: ReadonlyContext) -> list[BaseTool]:
+        raise RuntimeError("server unreachable")
+
+
+def _script(plan: list[Any]) -> ScriptedModel:
+    return ScriptedModel(lambda request: plan[len(responses_since_user_text(request))])
+
+
+async def test_toolset_tools_are_resolved_per_model_call() -> None:
+    toolset = GatedToolset()
+    model = _script([function_call_response("unlock"), function_call_response("secret"), text_response("done")])
+    events = await InMemoryRunner(LlmAgent(name="a", model=model, tools=[toolset])).run("go")
+    assert [[d.name for d in r.config.tools] for r in model.requests] == [["unlock"], ["secret"], ["secret"]]
+    assert toolset.calls == 3
+    assert [r.response for e in events for r in e.function_responses()] == [{"unlocked": True}, {"secret": 42}]
+    assert events[-1].text == "done"
+
+
+async def test_a_failing_toolset_is_logged_and_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    model = _script([function_call_response("echo", {"text": "still here"}), text_response("fine")])
+    agent = LlmAgent(name="a", model=model, tools=[BrokenToolset(), echo])
+    with caplog.at_level(logging.ERROR, logger="adk_core"):
+        events = await InMemoryRunner(agent).run("go")
+    assert events[-1].text == "fine"
+    assert [d.name for d in model.requests[0].config.tools] == ["echo"]
+    failures = [r for r in caplog.records if "toolset 'broken' of agent 'a' failed" in r.getMessage()]
+    assert len(failures) == 2  # once per model call
+    assert failures[0].exc_info is not None and "server unreachable" in str(failures[0].exc_info[1])
+
+
+async def test_toolset_is_accepted_as_a_tool_of_an_agent() -> None:
+    agent = LlmAgent(name="a", model="gemini-2.5-flash", tools=[GatedToolset(), echo])
+    assert isinstance(agent.tools[0], GatedToolset) and isinstance(agent.tools[1], FunctionTool)
+    request_tools = await agent.canonical_tools(_Readonly())
+    assert [t.name for t in request_tools] == ["unlock", "echo"]
+
+
+class _Readonly:
+    """Just enough of a ReadonlyContext for GatedToolset."""
+
+    state: dict[str, Any] = {}
+
+
+async def test_duplicate_tool_names_from_a_toolset_are_refused() -> None:
+    class Shadow:
+        name = "shadow"
+
+        async def get_tools(self, readonly_context: ReadonlyContext) -> list[BaseTool]:
+            return [FunctionTool(echo)]
+
+    model = ScriptedModel(lambda r: text_response("x"))
+    with pytest.raises(ConfigurationError, match="two tools named 'echo'"):
+        await InMemoryRunner(LlmAgent(name="a", model=model, tools=[echo, Shadow()])).run("go")
+
