@@ -1,6 +1,7 @@
 """The LLM flow: build a request, call the model, run the tools it asks for, repeat until a final answer.
 
-Request processors, in order: basic config -> instructions -> tools -> agent transfer -> contents.
+Request processors, in order: basic config -> instructions -> contents -> tools (which may edit the
+contents) -> agent transfer.
 """
 
 from __future__ import annotations
@@ -60,12 +61,14 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     request = LlmRequest(model=model.name, config=config)
     readonly = ReadonlyContext(ctx)
     await _add_instructions(agent, readonly, request)
+    # Contents before tools: a tool's process_llm_request may read or extend them (load_artifacts
+    # attaches the artifacts the model just asked for).
+    _add_contents(agent, ctx, request)
     await _add_tools(agent, ctx, request)
     _add_agent_transfer(agent, request)
     if agent.output_schema is not None and not request.config.tools:
         request.config.response_schema = agent.output_schema.model_json_schema()
         request.config.response_mime_type = "application/json"
-    _add_contents(agent, ctx, request)
     return request
 
 
