@@ -1,0 +1,1 @@
+"""The `adkt` subcommands, one module per command group; `adkt.main` assembles them."""

@@ -1,0 +1,64 @@
+"""`adkt dev`: the whole stack on a laptop in one command."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.panel import Panel
+
+from adkt.commands._common import default_app_specs, run_async
+from adkt.commands._render import out
+from adkt.commands._stack import DEV_STATE_FILE, DevState, embedded_stack, wait_for_signal
+from adkt.settings import Settings
+from worker import load_app
+
+
+def dev(
+    app: Annotated[list[str] | None, typer.Option("--app", help="module:attr of an App (repeatable)")] = None,
+    ui_port: Annotated[int, typer.Option("--ui-port", help="Temporal Web UI port")] = 8233,
+    port: Annotated[int, typer.Option("--port", help="Temporal gRPC port")] = 7233,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="state folder (default: ADK_DIR or .adk)")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", help="use this Postgres instead of an embedded one")
+    ] = None,
+) -> None:
+    """Start Temporal (with its UI), Postgres and a worker for the apps; Ctrl-C stops everything."""
+    run_async(_dev(app or [], ui_port, port, data_dir, database_url))
+
+
+async def _dev(specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None) -> None:
+    settings = Settings.load()
+    adk_dir = (data_dir or settings.adk_dir).absolute()
+    specs = specs or default_app_specs()
+    apps = [load_app(spec) for spec in specs]
+    url = database_url or settings.database_url
+    with out.status("starting Temporal dev server, Postgres and a worker…"):
+        stack_cm = embedded_stack(
+            apps, settings, database_url=url, port=port, ui_port=ui_port,
+            temporal_dir=adk_dir / "temporal", postgres_dir=adk_dir / "postgres",
+        )  # fmt: skip
+        stack = await stack_cm.__aenter__()
+    try:
+        state = DevState(
+            address=stack.temporal.address, database_url=stack.database_url, task_queue=settings.task_queue,
+            namespace=stack.temporal.namespace, ui_url=stack.temporal.ui_url, apps=specs, pid=os.getpid(),
+        )  # fmt: skip
+        state.write(adk_dir)
+        out.print(Panel.fit(
+            f"Temporal UI   [link={state.ui_url}]{state.ui_url}[/link]\n"
+            f"Temporal      {state.address}  (namespace {state.namespace}, task queue {state.task_queue})\n"
+            f"Database      {state.database_url}\n"
+            f"Apps          {', '.join(f'{a.name} ({s})' for a, s in zip(apps, specs, strict=True))}\n"
+            f"State         {adk_dir}  ({DEV_STATE_FILE} lets `adkt run/chat/sessions` find this stack)\n\n"
+            f"Try: adkt run {specs[0]} \"hello\"      Ctrl-C stops everything",
+            title="adkt dev", border_style="green",
+        ))  # fmt: skip
+        await wait_for_signal(stack.worker_task)
+        out.print("[dim]stopping worker, Postgres and Temporal…[/]")
+    finally:
+        (adk_dir / DEV_STATE_FILE).unlink(missing_ok=True)
+        await stack_cm.__aexit__(None, None, None)
+    out.print("[dim]stopped[/]")

@@ -1,0 +1,69 @@
+"""`adkt worker` and `adkt migrate`: what a production deployment runs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from adk_core.errors import ConfigurationError
+from adk_core.sessions.sql import migrate as migrate_database
+from adkt.client import connect
+from adkt.commands._common import run_async
+from adkt.commands._render import err
+from adkt.commands._stack import resolve, wait_for_signal
+from adkt.services import open_services
+from adkt.settings import Settings
+from worker import build_worker, load_app
+
+DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
+
+
+def worker(
+    app: Annotated[list[str], typer.Option("--app", help="module:attr of an App (repeatable)")],
+    address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
+    database_url: DatabaseUrl = None,
+    task_queue: Annotated[str | None, typer.Option("--task-queue", help="default: ADK_TASK_QUEUE or 'adk'")] = None,
+) -> None:
+    """Run a worker for the apps until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
+    run_async(_worker(app, address, database_url, task_queue))
+
+
+async def _worker(specs: list[str], address: str | None, database_url: str | None, task_queue: str | None) -> None:
+    settings = Settings.load()
+    target = resolve(settings, address=address, database_url=database_url)
+    apps = [load_app(spec) for spec in specs]
+    client = await connect(target.address, namespace=target.namespace)
+    async with open_services(_require_url(target.database_url)) as services:
+        queue = task_queue or target.task_queue
+        built = build_worker(client, apps, task_queue=queue, **services)
+        err.print(f"worker for {', '.join(a.name for a in apps)} on task queue {queue!r} at {client.service_client.config.target_host}")
+        task = asyncio.create_task(built.run())
+        try:
+            await wait_for_signal(task)
+        finally:
+            if not task.done():
+                await built.shutdown()  # finishes in-flight activities within the graceful timeout
+            await asyncio.gather(task, return_exceptions=True)
+    err.print("worker stopped")
+
+
+def migrate(database_url: DatabaseUrl = None) -> None:
+    """Create or upgrade the sessions, memory and artifact tables."""
+    run_async(_migrate(database_url))
+
+
+async def _migrate(database_url: str | None) -> None:
+    url = _require_url(resolve(Settings.load(), database_url=database_url).database_url)
+    await migrate_database(url)
+    err.print("database is up to date")
+
+
+def _require_url(url: str | None) -> str:
+    if not url:
+        raise ConfigurationError(
+            "no sessions database: pass --database-url, set ADK_DATABASE_URL=postgresql+psycopg://..., "
+            "or start `adkt dev`, which runs an embedded Postgres"
+        )
+    return url

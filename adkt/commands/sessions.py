@@ -1,0 +1,79 @@
+"""`adkt sessions list|show`: read conversations straight from the sessions database."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from adk_core.errors import SessionNotFoundError
+from adk_core.sessions import GetSessionConfig
+from adk_core.sessions.sql import DatabaseSessionService
+from adkt.commands._common import run_async
+from adkt.commands._render import out, short_json, summary, timestamp
+from adkt.commands._stack import resolve
+from adkt.commands.serve import DatabaseUrl, _require_url
+from adkt.settings import Settings
+
+sessions = typer.Typer(help="Inspect sessions stored in Postgres.", no_args_is_help=True)
+
+
+def _service(database_url: str | None) -> DatabaseSessionService:
+    return DatabaseSessionService(_require_url(resolve(Settings.load(), database_url=database_url).database_url))
+
+
+@sessions.command("list")
+def list_sessions(
+    app_name: Annotated[str, typer.Argument(help="the app's name (App.name)")],
+    user: Annotated[str | None, typer.Option("--user", "-u", help="only this user's sessions")] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """List an app's sessions, newest first."""
+    run_async(_list(app_name, user, database_url))
+
+
+async def _list(app_name: str, user: str | None, database_url: str | None) -> None:
+    service = _service(database_url)
+    try:
+        found = (await service.list_sessions(app_name=app_name, user_id=user)).sessions
+    finally:
+        await service.close()
+    table = Table(title=f"sessions of {app_name}" + (f" for {user}" if user else ""))
+    for column in ("session", "user", "updated", "state"):
+        table.add_column(column)
+    for session in sorted(found, key=lambda s: s.last_update_time, reverse=True):
+        table.add_row(session.id, session.user_id, timestamp(session.last_update_time), short_json(session.state, 80))
+    out.print(table if found else f"no sessions for app {app_name!r}" + (f", user {user!r}" if user else ""))
+
+
+@sessions.command("show")
+def show(
+    app_name: Annotated[str, typer.Argument(help="the app's name (App.name)")],
+    user: Annotated[str, typer.Argument(help="user id")],
+    session_id: Annotated[str, typer.Argument(help="session id")],
+    last: Annotated[int | None, typer.Option("--last", "-n", help="only the last N events")] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Show a session's state and events."""
+    run_async(_show(app_name, user, session_id, last, database_url))
+
+
+async def _show(app_name: str, user: str, session_id: str, last: int | None, database_url: str | None) -> None:
+    service = _service(database_url)
+    try:
+        config = GetSessionConfig(num_recent_events=last) if last else None
+        session = await service.get_session(app_name=app_name, user_id=user, session_id=session_id, config=config)
+    finally:
+        await service.close()
+    if session is None:
+        raise SessionNotFoundError(f"no session {session_id!r} for app {app_name!r}, user {user!r}; see `adkt sessions list {app_name}`")
+    out.print(f"[bold]{app_name}[/] · user {user} · session {session.id} · updated {timestamp(session.last_update_time)}")
+    out.print(f"state: {json.dumps(session.state, ensure_ascii=False, default=str)}")
+    table = Table()
+    for column in ("#", "time", "author", "content"):
+        table.add_column(column, overflow="fold")
+    for index, event in enumerate(session.events, 1):
+        table.add_row(str(index), timestamp(event.timestamp), event.author, summary(event))
+    out.print(table)

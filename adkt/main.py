@@ -1,0 +1,51 @@
+"""`adkt`: the command line of adk-temporal.
+
+    adkt run examples.w1:app "Please add 1 and 2, look up x, then add 3 and 4."
+    adkt dev                        Temporal + UI, Postgres and a worker; Ctrl-C stops all
+    adkt chat examples.w1:app       a conversation in the terminal
+    adkt worker --app pkg.mod:app   a production worker (TEMPORAL_ADDRESS, ADK_DATABASE_URL)
+    adkt migrate                    create/upgrade the database tables
+    adkt sessions list APP          read sessions from Postgres
+
+Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from adkt.commands.dev import dev
+from adkt.commands.run import chat, run
+from adkt.commands.serve import migrate, worker
+from adkt.commands.sessions import sessions
+
+app = typer.Typer(
+    name="adkt",
+    help="Durable agents on Temporal: run, chat, serve and inspect ADK apps.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _main() -> None:
+    # Apps are named module:attr relative to where the command runs (as uvicorn and celery do);
+    # a console script's sys.path starts at its bin/ folder, not the working directory.
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+app.command()(dev)
+app.command()(run)
+app.command()(chat)
+app.command()(worker)
+app.command()(migrate)
+app.add_typer(sessions, name="sessions")
+
+if __name__ == "__main__":
+    app()

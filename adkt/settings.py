@@ -1,0 +1,48 @@
+"""The CLI's own knobs, read from the environment in one place.
+
+Temporal's connection settings are not here: `adkt.client.connect` reads them with Temporal's
+envconfig (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, profiles in temporal.toml), and
+`configured_temporal_address` asks the same loader whether an address is configured at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.envconfig import ClientConfig
+
+from workflows.contracts import TASK_QUEUE
+
+__all__ = ["Settings", "configured_temporal_address"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Settings of the `adkt` commands.
+
+    Attributes:
+        database_url: the sessions database (ADK_DATABASE_URL); None means "use the embedded one".
+        adk_dir: where embedded servers keep their data and `dev.json` (ADK_DIR, default `.adk`).
+        task_queue: the Temporal task queue workers poll and clients start on (ADK_TASK_QUEUE).
+    """
+
+    database_url: str | None = None
+    adk_dir: Path = Path(".adk")
+    task_queue: str = TASK_QUEUE
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            database_url=env.get("ADK_DATABASE_URL") or None,
+            adk_dir=Path(env.get("ADK_DIR") or ".adk"),
+            task_queue=env.get("ADK_TASK_QUEUE") or TASK_QUEUE,
+        )
+
+
+def configured_temporal_address() -> str | None:
+    """The Temporal address set by TEMPORAL_ADDRESS or an envconfig profile, else None."""
+    return ClientConfig.load_client_connect_config().get("target_host") or None
