@@ -1,0 +1,542 @@
+"""W1 on Temporal: our durable workflows against Temporal's own floor, all in one run on one dev server.
+
+Starts its own stack: a headless Temporal dev server (TEMPORAL_DEV_ARGS, i.e. the tuned transfer
+queue, or with --stock the same arguments without history.transferProcessorMaxPollRPS), an embedded
+Postgres in a temporary folder (fsync off: this measures Temporal overhead, not disk), migrations,
+and one in-process worker (build_worker) that also hosts the floor workflow.
+
+Measures (see bench/README.md, "Durable W1"):
+  1. sequential turn latency: W1 via SessionWorkflow (one conversation, turn after turn), W1 via
+     AgentRunWorkflow (a fresh workflow and session per turn), and the floor (a workflow of 7
+     sequential no-op activities), interleaved round by round; ms/turn, ratios to the floor, and
+     CPU ms/turn of this process (worker + client). Also AgentRunWorkflow on a second worker with
+     UnsandboxedWorkflowRunner, interleaved in the same rounds.
+  2. history bytes per model call: a 50-turn conversation through AgentRunWorkflow (one workflow per
+     turn, same session): adk.generate_content input bytes at turn 1 vs turn 50; and through
+     SessionWorkflow: history growth per turn.
+  3. 50 concurrent conversations for --seconds: turns/s vs floor workflows/s at concurrency 50.
+  4. the same turn through temporalio's google-adk integration (temporalio.google_adk, google-adk 2.x),
+     in a subprocess against the same dev server (it needs a newer google-adk than this venv's; see
+     --peer-path).
+
+Run:  cd /work/main && /work/venv/bin/python bench/bench_durable.py [--stock] [--turns 30] [--seconds 10]
+      [--profile]   cProfile of the worker (event loop + workflow threads) over extra AgentRun turns
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import cProfile
+import io
+import json
+import logging
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+from temporalio import activity, workflow  # noqa: E402
+from temporalio.api.history.v1 import History  # noqa: E402
+from temporalio.client import Client  # noqa: E402
+from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
+
+from activities import AdkActivities, register_app  # noqa: E402
+from activities.contracts import GENERATE_CONTENT  # noqa: E402
+from adkt.client import AdkClient, connect  # noqa: E402
+from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer  # noqa: E402
+from adkt.services import open_services  # noqa: E402
+from examples import w1  # noqa: E402
+from worker import build_worker  # noqa: E402
+from workflows import AdkPlugin  # noqa: E402
+
+TASK_QUEUE = "bench-durable"
+UNSANDBOXED_QUEUE = "bench-durable-unsandboxed"
+CONCURRENCY = 50
+HISTORY_TURNS = 50
+# The same worker options for W1 and the floor (both run on the one worker).
+WORKER_OPTIONS: dict[str, Any] = dict(
+    max_concurrent_workflow_tasks=100,
+    max_concurrent_activities=200,
+    max_concurrent_local_activities=200,
+    max_cached_workflows=1000,
+)
+RESULTS = Path(__file__).resolve().parent / "results"
+PEER_PATH = os.environ.get("ADKT_PEER_PATH", "/tmp/adkt-peer")
+
+
+def stock_dev_args() -> tuple[str, ...]:
+    """TEMPORAL_DEV_ARGS without the transferProcessorMaxPollRPS setting."""
+    args = list(TEMPORAL_DEV_ARGS)
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--dynamic-config-value" and args[i + 1].startswith("history.transferProcessorMaxPollRPS"):
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return tuple(out)
+
+
+# --- the floor --------------------------------------------------------------------------------
+
+
+@activity.defn(name="bench.noop")
+async def noop(x: int) -> int:
+    return x + 1
+
+
+@workflow.defn(name="BenchFloorWorkflow", sandboxed=False)
+class FloorWorkflow:
+    """Temporal's own cost for W1's activity count: 7 sequential no-op activities."""
+
+    @workflow.run
+    async def run(self, x: int) -> int:
+        for _ in range(7):
+            x = await workflow.execute_activity(noop, x, start_to_close_timeout=timedelta(seconds=30))
+        return x
+
+
+# --- measuring helpers ------------------------------------------------------------------------
+
+
+class Series:
+    def __init__(self) -> None:
+        self.ms: list[float] = []
+        self.cpu_ms: list[float] = []
+
+    async def measure(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        c0, t0 = time.process_time(), time.perf_counter()
+        result = await fn()
+        t1, c1 = time.perf_counter(), time.process_time()
+        self.ms.append((t1 - t0) * 1000)
+        self.cpu_ms.append((c1 - c0) * 1000)
+        return result
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "turns": len(self.ms),
+            "mean_ms": statistics.fmean(self.ms),
+            "median_ms": statistics.median(self.ms),
+            "cpu_ms_per_turn": statistics.fmean(self.cpu_ms),
+        }
+
+
+def _history_bytes(events: Any) -> int:
+    return History(events=list(events)).ByteSize()
+
+
+def model_call_bytes(history: Any) -> dict[str, float]:
+    """Input payload bytes of every adk.generate_content ActivityTaskScheduled event, and totals."""
+    inputs = []
+    for event in history.events:
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            attrs = event.activity_task_scheduled_event_attributes
+            if attrs.activity_type.name == GENERATE_CONTENT:
+                inputs.append(sum(p.ByteSize() for p in attrs.input.payloads))
+    total = _history_bytes(history.events)
+    return {
+        "model_calls": len(inputs),
+        "model_input_bytes_per_call": statistics.fmean(inputs) if inputs else 0.0,
+        "model_input_bytes_max": max(inputs) if inputs else 0,
+        "history_bytes": total,
+        "history_bytes_per_model_call": total / max(1, len(inputs)),
+        "events": len(history.events),
+    }
+
+
+class ProfilingExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Workflow activations run on these threads: profile each call on its own thread, merge later."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.enabled = False
+        self._local = threading.local()
+        self.profiles: list[cProfile.Profile] = []
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        def run() -> Any:
+            if not self.enabled:
+                return fn(*args, **kwargs)
+            prof = getattr(self._local, "prof", None)
+            if prof is None:
+                prof = self._local.prof = cProfile.Profile()
+                with self._lock:
+                    self.profiles.append(prof)
+            prof.enable()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                prof.disable()
+
+        return super().submit(run)
+
+
+# --- the bench --------------------------------------------------------------------------------
+
+
+def unsandboxed_worker(client: Client, services: dict[str, Any], task_queue: str, **options: Any) -> Worker:
+    """build_worker's steps with UnsandboxedWorkflowRunner. build_worker cannot take a runner: the
+    AdkPlugin it adds sets workflow_runner, and a plugin's value replaces the Worker argument."""
+    register_app(w1.app)
+    plugin = AdkPlugin(AdkActivities(**services), passthrough_modules=["examples.w1"])
+    plugin.workflow_runner = UnsandboxedWorkflowRunner()
+    config = client.config()
+    config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
+    config["data_converter"] = pydantic_data_converter
+    return Worker(Client(**config), task_queue=task_queue, plugins=[plugin], **options)
+
+
+async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    mode = "stock" if args.stock else "tuned"
+    dev_args = stock_dev_args() if args.stock else TEMPORAL_DEV_ARGS
+    results: dict[str, Any] = {
+        "mode": mode,
+        "dev_server_args": list(dev_args),
+        "turns": args.turns,
+        "warmup": args.warmup,
+        "worker_options": WORKER_OPTIONS,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+    }
+    tmp = tempfile.TemporaryDirectory(prefix="bench-durable-")
+    server = TemporalDevServer(port=0, headless=True, extra_args=dev_args)
+    pg = EmbeddedPostgres(Path(tmp.name) / "pg", durable=False)
+    t0 = time.perf_counter()
+    await asyncio.gather(server.start(), pg.start())
+    console.print(f"[dim]dev server {server.address} ({mode}), postgres :{pg.port}, up in {time.perf_counter() - t0:.1f}s[/]")
+    try:
+        client = await connect(server.address)
+        adk = AdkClient(client, task_queue=TASK_QUEUE)
+        adk_unsbx = AdkClient(client, task_queue=UNSANDBOXED_QUEUE)
+        profiler_pool = ProfilingExecutor(max_workers=max(4, WORKER_OPTIONS["max_concurrent_workflow_tasks"]))
+        async with open_services(pg.url) as services:
+            main = build_worker(
+                client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow], activities=[noop],
+                workflow_task_executor=profiler_pool, **services, **WORKER_OPTIONS,
+            )
+            unsbx = unsandboxed_worker(client, services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
+            async with main, unsbx:
+                await sequential(args, client, adk, adk_unsbx, results, console)
+                await histories(client, adk, results, console)
+                await concurrent_load(args, client, adk, results, console)
+                if args.profile:
+                    results["profile"] = await profile_turns(args, adk, profiler_pool, console)
+            results["peer"] = await peer_integration(args, server.address, results, console)
+    finally:
+        await asyncio.gather(server.stop(), pg.stop())
+        tmp.cleanup()
+    return results
+
+
+async def floor_once(client: Client) -> int:
+    return await client.execute_workflow(
+        FloorWorkflow.run, 0, id=f"bench-floor/{uuid.uuid4().hex[:12]}", task_queue=TASK_QUEUE
+    )
+
+
+async def sequential(
+    args: argparse.Namespace, client: Client, adk: AdkClient, adk_unsbx: AdkClient, results: dict, console: Console
+) -> None:
+    kinds = {
+        "session": Series(),
+        "agent_run": Series(),
+        "agent_run_unsandboxed": Series(),
+        "floor": Series(),
+    }
+    conv = f"conv-{uuid.uuid4().hex[:8]}"
+
+    async def session_turn() -> None:
+        result = await adk.send("w1", "u1", conv, w1.USER_MESSAGE)
+        w1.check_turn(result.events)
+
+    async def agent_run_turn(client_: AdkClient) -> None:
+        result = await client_.run_once("w1", "u1", f"fresh-{uuid.uuid4().hex[:12]}", w1.USER_MESSAGE)
+        w1.check_turn(result.events)
+
+    async def floor_turn() -> None:
+        assert await floor_once(client) == 7
+
+    with console.status("sequential turns"):
+        for i in range(args.warmup + args.turns):
+            # Interleaved, so drift and noise hit every kind alike.
+            steps = [
+                ("session", session_turn),
+                ("agent_run", lambda: agent_run_turn(adk)),
+                ("agent_run_unsandboxed", lambda: agent_run_turn(adk_unsbx)),
+                ("floor", floor_turn),
+            ]
+            for name, fn in steps:
+                if i < args.warmup:
+                    await fn()
+                else:
+                    await kinds[name].measure(fn)
+    seq = {name: s.summary() for name, s in kinds.items()}
+    floor = seq["floor"]["mean_ms"]
+    for name, s in seq.items():
+        s["ratio_to_floor"] = s["mean_ms"] / floor
+        s["median_ratio_to_floor"] = s["median_ms"] / seq["floor"]["median_ms"]
+        s["cpu_ratio_to_floor"] = s["cpu_ms_per_turn"] / seq["floor"]["cpu_ms_per_turn"]
+    results["sequential"] = seq
+
+
+async def histories(client: Client, adk: AdkClient, results: dict, console: Console) -> None:
+    out: dict[str, Any] = {}
+    sid = f"hist-{uuid.uuid4().hex[:8]}"
+    ids = []
+    with console.status(f"{HISTORY_TURNS}-turn conversation through AgentRunWorkflow"):
+        for turn in range(1, HISTORY_TURNS + 1):
+            wid = f"bench-hist/{sid}/{turn}"
+            result = await adk.run_once("w1", "u1", sid, w1.USER_MESSAGE, workflow_id=wid)
+            w1.check_turn(result.events)
+            ids.append(wid)
+    first = model_call_bytes(await client.get_workflow_handle(ids[0]).fetch_history())
+    last = model_call_bytes(await client.get_workflow_handle(ids[-1]).fetch_history())
+    out["agent_run"] = {
+        "turn1": first,
+        "turn50": last,
+        "model_input_ratio": last["model_input_bytes_per_call"] / first["model_input_bytes_per_call"],
+        "history_per_model_call_ratio": last["history_bytes_per_model_call"] / first["history_bytes_per_model_call"],
+    }
+
+    conv = f"hist-conv-{uuid.uuid4().hex[:8]}"
+    wid = f"adk-session/w1/u1/{conv}"
+    with console.status(f"{HISTORY_TURNS}-turn conversation through SessionWorkflow"):
+        sizes = {}
+        for turn in range(1, HISTORY_TURNS + 1):
+            result = await adk.send("w1", "u1", conv, w1.USER_MESSAGE)
+            w1.check_turn(result.events)
+            if turn in (1, HISTORY_TURNS):
+                hist = await client.get_workflow_handle(wid).fetch_history()
+                sizes[turn] = (model_call_bytes(hist), hist.run_id)
+    (h1, run1), (h50, run50) = sizes[1], sizes[HISTORY_TURNS]
+    out["session"] = {
+        "after_turn1": h1,
+        "after_turn50": h50,
+        "continued_as_new": run1 != run50,
+        "history_bytes_per_turn": h50["history_bytes"] / HISTORY_TURNS,
+        "growth_bytes_per_turn_after_turn1": (h50["history_bytes"] - h1["history_bytes"]) / (HISTORY_TURNS - 1),
+        "model_input_ratio": h50["model_input_bytes_max"] / h1["model_input_bytes_max"],
+    }
+    results["history"] = out
+
+
+async def concurrent_load(args: argparse.Namespace, client: Client, adk: AdkClient, results: dict, console: Console) -> None:
+    async def for_seconds(turn: Callable[[int], Awaitable[None]]) -> dict[str, float]:
+        done = [0] * CONCURRENCY
+        latencies: list[float] = []
+        deadline = 0.0
+
+        async def loop(i: int) -> None:
+            while time.perf_counter() < deadline:
+                t = time.perf_counter()
+                await turn(i)
+                latencies.append((time.perf_counter() - t) * 1000)
+                done[i] += 1
+
+        for i in range(CONCURRENCY):  # warm: start every conversation once
+            await turn(i)
+        c0, t0 = time.process_time(), time.perf_counter()
+        deadline = t0 + args.seconds
+        await asyncio.gather(*(loop(i) for i in range(CONCURRENCY)))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        n = sum(done)
+        return {
+            "completed": n,
+            "seconds": wall,
+            "per_second": n / wall,
+            "mean_latency_ms": statistics.fmean(latencies),
+            "cpu_ms_per_turn": cpu * 1000 / n,
+            "cpu_utilisation": cpu / wall,
+        }
+
+    run_tag = uuid.uuid4().hex[:6]
+
+    async def w1_turn(i: int) -> None:
+        result = await adk.send("w1", "u1", f"load-{run_tag}-{i}", w1.USER_MESSAGE)
+        w1.check_turn(result.events)
+
+    async def floor_turn(i: int) -> None:
+        assert await floor_once(client) == 7
+
+    with console.status(f"{CONCURRENCY} concurrent conversations for {args.seconds}s"):
+        session = await for_seconds(w1_turn)
+    with console.status(f"{CONCURRENCY} concurrent floor workflows for {args.seconds}s"):
+        floor = await for_seconds(floor_turn)
+    results["concurrent"] = {
+        "concurrency": CONCURRENCY,
+        "session": session,
+        "floor": floor,
+        "ratio_to_floor": session["per_second"] / floor["per_second"],
+    }
+
+
+async def profile_turns(args: argparse.Namespace, adk: AdkClient, pool: ProfilingExecutor, console: Console) -> dict:
+    """cProfile of the event loop thread (client, activities, worker glue) and the workflow threads
+    over `--profile-turns` sequential AgentRunWorkflow turns."""
+    loop_prof = cProfile.Profile()
+    pool.enabled = True
+    loop_prof.enable()
+    with console.status("profiling AgentRunWorkflow turns"):
+        for _ in range(args.profile_turns):
+            result = await adk.run_once("w1", "u1", f"prof-{uuid.uuid4().hex[:12]}", w1.USER_MESSAGE)
+            w1.check_turn(result.events)
+    loop_prof.disable()
+    pool.enabled = False
+    out = {}
+    for name, profiles in (("event_loop", [loop_prof]), ("workflow_threads", pool.profiles)):
+        if not profiles:
+            continue
+        buf = io.StringIO()
+        stats = pstats.Stats(profiles[0], stream=buf)
+        for p in profiles[1:]:
+            stats.add(p)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(40)
+        text = buf.getvalue()
+        path = RESULTS / f"profile-{name}.txt"
+        path.write_text(text)
+        out[name] = str(path.relative_to(ROOT))
+    console.print(f"[dim]profiles written: {out}[/]")
+    return out
+
+
+# --- temporalio's google-adk integration, in a subprocess --------------------------------------
+
+
+async def peer_integration(args: argparse.Namespace, address: str, results: dict, console: Console) -> dict:
+    if args.no_peer:
+        return {"skipped": "--no-peer"}
+    if not Path(PEER_PATH, "temporalio", "google_adk").is_dir():
+        return {
+            "skipped": f"temporalio-google-adk not found at {PEER_PATH}: it needs google-adk>=2.8 (this venv "
+            f"has an older one), so it lives apart: pip install --target {PEER_PATH} temporalio-google-adk"
+        }
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--peer-child", "--address", address,
+           "--turns", str(args.turns), "--warmup", str(args.warmup)]
+    env = dict(os.environ, PYTHONPATH=PEER_PATH)
+    with console.status("temporalio google-adk integration (subprocess)"):
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, env=env, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        out, err = await proc.communicate()
+    if proc.returncode != 0:
+        return {"error": f"peer subprocess failed (exit {proc.returncode}): {err.decode()[-2000:]}"}
+    peer = json.loads(out.decode().strip().splitlines()[-1])
+    floor_ms = results["sequential"]["floor"]["mean_ms"]
+    peer["ratio_to_main_floor"] = peer["w1"]["mean_ms"] / floor_ms
+    return peer
+
+
+def peer_child(args: argparse.Namespace) -> None:
+    """Runs with PYTHONPATH=PEER_PATH: google-adk 2.x and temporalio.google_adk."""
+    from bench import _peer_unused  # noqa: F401  # placeholder, replaced below
+
+    raise SystemExit("unreachable")
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+def render(results: dict, console: Console) -> None:
+    seq = results["sequential"]
+    t = Table(title=f"W1 on Temporal, {results['mode']} dev server: sequential turns ({results['turns']} each, interleaved)")
+    for col in ("kind", "mean ms", "median ms", "ratio mean", "ratio median", "CPU ms/turn", "CPU ratio"):
+        t.add_column(col, justify="right" if col != "kind" else "left")
+    labels = {
+        "session": "W1 SessionWorkflow (steady state)",
+        "agent_run": "W1 AgentRunWorkflow (fresh, sandboxed)",
+        "agent_run_unsandboxed": "W1 AgentRunWorkflow (fresh, unsandboxed)",
+        "floor": "floor: 7 no-op activities",
+    }
+    for name, label in labels.items():
+        s = seq[name]
+        t.add_row(label, f"{s['mean_ms']:.1f}", f"{s['median_ms']:.1f}", f"{s['ratio_to_floor']:.2f}",
+                  f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}")
+    peer = results.get("peer", {})
+    if "w1" in peer:
+        p, pf = peer["w1"], peer["floor"]
+        t.add_row("temporalio google-adk integration (subprocess)", f"{p['mean_ms']:.1f}", f"{p['median_ms']:.1f}",
+                  f"{peer['ratio_to_main_floor']:.2f}", "", f"{p['cpu_ms_per_turn']:.1f}", "")
+        t.add_row("  its own floor (subprocess worker)", f"{pf['mean_ms']:.1f}", f"{pf['median_ms']:.1f}",
+                  f"{p['mean_ms'] / pf['mean_ms']:.2f} (own)", "", f"{pf['cpu_ms_per_turn']:.1f}",
+                  f"{p['cpu_ms_per_turn'] / pf['cpu_ms_per_turn']:.2f} (own)")
+    console.print(t)
+    if "w1" not in peer:
+        console.print(f"[yellow]temporalio google-adk integration left out:[/] {peer.get('skipped') or peer.get('error')}")
+
+    h = results["history"]
+    t = Table(title=f"History bytes, one {HISTORY_TURNS}-turn conversation")
+    for col in ("", "turn 1", f"turn {HISTORY_TURNS}", "ratio"):
+        t.add_column(col, justify="right" if col else "left")
+    a = h["agent_run"]
+    t.add_row("AgentRun: adk.generate_content input bytes / call", f"{a['turn1']['model_input_bytes_per_call']:.0f}",
+              f"{a['turn50']['model_input_bytes_per_call']:.0f}", f"{a['model_input_ratio']:.3f}")
+    t.add_row("AgentRun: history bytes / model call", f"{a['turn1']['history_bytes_per_model_call']:.0f}",
+              f"{a['turn50']['history_bytes_per_model_call']:.0f}", f"{a['history_per_model_call_ratio']:.3f}")
+    t.add_row("AgentRun: workflow history bytes", f"{a['turn1']['history_bytes']}", f"{a['turn50']['history_bytes']}", "")
+    s = h["session"]
+    t.add_row("SessionWorkflow: total history bytes after turn", f"{s['after_turn1']['history_bytes']}",
+              f"{s['after_turn50']['history_bytes']}", "")
+    t.add_row("SessionWorkflow: bytes per turn (growth after turn 1)", "", f"{s['growth_bytes_per_turn_after_turn1']:.0f}",
+              "CAN" if s["continued_as_new"] else "")
+    t.add_row("SessionWorkflow: largest model input bytes", f"{s['after_turn1']['model_input_bytes_max']}",
+              f"{s['after_turn50']['model_input_bytes_max']}", f"{s['model_input_ratio']:.3f}")
+    console.print(t)
+
+    c = results["concurrent"]
+    t = Table(title=f"{c['concurrency']} concurrent, one worker ({results['worker_options']})")
+    for col in ("", "per second", "mean latency ms", "CPU ms each", "CPU use", "ratio"):
+        t.add_column(col, justify="right" if col else "left")
+    t.add_row("W1 turns (SessionWorkflow)", f"{c['session']['per_second']:.1f}", f"{c['session']['mean_latency_ms']:.0f}",
+              f"{c['session']['cpu_ms_per_turn']:.1f}", f"{c['session']['cpu_utilisation']:.0%}", f"{c['ratio_to_floor']:.2f}")
+    t.add_row("floor workflows", f"{c['floor']['per_second']:.1f}", f"{c['floor']['mean_latency_ms']:.0f}",
+              f"{c['floor']['cpu_ms_per_turn']:.1f}", f"{c['floor']['cpu_utilisation']:.0%}", "1.00")
+    console.print(t)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stock", action="store_true", help="dev server without transferProcessorMaxPollRPS")
+    parser.add_argument("--turns", type=int, default=30, help="measured sequential turns per kind")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=10.0, help="duration of each concurrent phase")
+    parser.add_argument("--profile", action="store_true", help="cProfile extra AgentRun turns")
+    parser.add_argument("--profile-turns", type=int, default=30)
+    parser.add_argument("--no-peer", action="store_true", help="skip temporalio's google-adk integration")
+    parser.add_argument("--peer-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--address", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    if args.peer_child:
+        peer_child(args)
+        return
+    console = Console()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    results = asyncio.run(run_bench(args, console))
+    render(results, console)
+    path = RESULTS / f"durable-{results['mode']}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    console.print(f"[dim]written {path.relative_to(ROOT)}[/]")
+
+
+if __name__ == "__main__":
+    main()
