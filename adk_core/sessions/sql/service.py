@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
+from pydantic import TypeAdapter
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -27,6 +29,8 @@ from adk_core.types import Event
 from ._json import concat, dumps, dumps_model, jsonb
 from .engine import SqlStore
 from .schema import app_states, events, sessions, user_states
+
+_EVENT_LIST = TypeAdapter(list[Event])
 
 
 class _AlreadyStored(Exception):
@@ -69,8 +73,6 @@ class DatabaseSessionService(SqlStore, SessionService):
         super().__init__(url_or_engine, engine_kwargs)
         self._clock = clock
         self._new_id = id_factory
-        # Reads see one snapshot, so the state returned matches the events returned.
-        self._read_engine = self._engine.execution_options(isolation_level="REPEATABLE READ")
 
     async def create_session(
         self,
@@ -116,14 +118,16 @@ class DatabaseSessionService(SqlStore, SessionService):
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
-        async with self._read_engine.connect() as conn:
-            row = (
-                await conn.execute(_session_rows().where(*_session_key(app_name, user_id, session_id)))
-            ).first()
-            if row is None:
-                return None
-            loaded = await _load_events(conn, app_name, user_id, session_id, config)
-        return _to_session(row, loaded)
+        # One statement, so one snapshot: the state returned is the state after the events returned.
+        query = _session_rows().where(*_session_key(app_name, user_id, session_id))
+        events_json = _events_json(app_name, user_id, session_id, config)
+        if events_json is not None:
+            query = query.add_columns(events_json.label("events"))
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        return _to_session(row, [] if events_json is None else _EVENT_LIST.validate_json(row.events))
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         query = _session_rows().where(sessions.c.app_name == app_name)
@@ -293,35 +297,31 @@ async def _merge_shared_state(
         )
 
 
-async def _load_events(
-    conn: AsyncConnection, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
-) -> list[Event]:
-    """The events ``config`` selects, oldest first; same semantics as ``base.select_events``.
+def _events_json(
+    app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
+) -> sa.ScalarSelect[Any] | None:
+    """A JSON array (as text) of the events ``config`` selects, oldest first; None when it selects none.
 
-    Every filter runs on the (app_name, user_id, session_id, seq) index: the last N events are read
-    backwards from the end of the session and nothing else is touched.
+    Same semantics as ``base.select_events``. Every filter runs on the (app_name, user_id,
+    session_id, seq) index: the last N events are read backwards from the end of the session and no
+    other row is touched.
     """
     config = config or GetSessionConfig()
     if config.num_recent_events is not None and config.num_recent_events <= 0:
-        return []
+        return None
     in_session = (
         events.c.app_name == app_name,
         events.c.user_id == user_id,
         events.c.session_id == session_id,
     )
-    query = sa.select(sa.cast(events.c.event, sa.Text)).where(*in_session)
+    selected = sa.select(events.c.event, events.c.seq).where(*in_session)
     if config.through_event_id is not None:
         cursor = sa.select(events.c.seq).where(*in_session, events.c.id == config.through_event_id)
-        query = query.where(events.c.seq <= cursor.scalar_subquery())
+        selected = selected.where(events.c.seq <= cursor.scalar_subquery())
     if config.after_timestamp is not None:
-        query = query.where(events.c.timestamp > config.after_timestamp)
+        selected = selected.where(events.c.timestamp > config.after_timestamp)
     if config.num_recent_events is not None:
-        rows = (
-            (await conn.execute(query.order_by(events.c.seq.desc()).limit(config.num_recent_events)))
-            .scalars()
-            .all()
-        )
-        rows = list(reversed(rows))
-    else:
-        rows = (await conn.execute(query.order_by(events.c.seq))).scalars().all()
-    return [Event.model_validate_json(text) for text in rows]
+        selected = selected.order_by(events.c.seq.desc()).limit(config.num_recent_events)
+    chosen = selected.subquery("chosen")
+    as_array = sa.func.json_agg(aggregate_order_by(chosen.c.event, chosen.c.seq))
+    return sa.select(sa.cast(sa.func.coalesce(as_array, sa.text("'[]'::json")), sa.Text)).scalar_subquery()
