@@ -1,0 +1,116 @@
+"""A worker SIGKILLed inside a tool activity, or inside a model activity: a fresh worker process
+finishes the run, and the session in Postgres holds every event exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
+
+from adkt.client import AdkClient, connect
+from adkt.embedded import TemporalDevServer
+from adkt.services import open_services
+from tests.integration import crash_app
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start_worker(address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CRASH_MARKER_DIR": str(marker_dir)}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "worker.py", "--app", "tests.integration.crash_app:app", "--address", address,
+             "--database-url", database_url, "--task-queue", task_queue],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+
+
+async def _wait_for(path: Path, worker: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not path.exists():
+        if worker.poll() is not None:
+            raise AssertionError(f"worker exited with {worker.returncode}:\n{log.read_text()[-3000:]}")
+        if loop.time() > deadline:
+            raise AssertionError(f"{path.name} never appeared; worker log:\n{log.read_text()[-3000:]}")
+        await asyncio.sleep(0.05)
+
+
+async def _forget_sticky_queue(adk: AdkClient, workflow_id: str) -> None:
+    """The dead worker's sticky queue would hold the next workflow task until its schedule-to-start
+    timeout (10 s) sends it to the shared queue; production waits that out, the test skips it."""
+    client = adk.client
+    await client.workflow_service.reset_sticky_task_queue(
+        ResetStickyTaskQueueRequest(namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id))
+    )
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("crash_in", ["tool", "model"])
+async def test_worker_killed_mid_activity_run_completes_once(
+    crash_in: str, temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+) -> None:
+    marker_dir = tmp_path / "markers"
+    marker_dir.mkdir()
+    # Only one phase hangs: the other's marker is there from the start.
+    hang, skip = (
+        (crash_app.TOOL_MARKER, crash_app.MODEL_MARKER) if crash_in == "tool" else (crash_app.MODEL_MARKER, crash_app.TOOL_MARKER)
+    )
+    (marker_dir / skip).write_text("pre-set")
+    log = tmp_path / "worker.log"
+    task_queue = f"crash-{uuid.uuid4().hex[:8]}"
+    session_id = f"s-{crash_in}-{uuid.uuid4().hex[:6]}"
+    adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
+
+    workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
+    try:
+        workflow_id = f"crash-run/{session_id}"
+        run = asyncio.create_task(
+            adk.run_once(crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id)
+        )
+        await _wait_for(marker_dir / hang, workers[0], log)
+        assert not run.done()
+        os.kill(workers[0].pid, signal.SIGKILL)
+        workers[0].wait(timeout=10)
+        await _forget_sticky_queue(adk, workflow_id)
+        workers.append(_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log))
+        result = await asyncio.wait_for(run, timeout=60)
+    finally:
+        for worker in workers:
+            _stop(worker)
+
+    assert result.final_text == "done"
+    effects = (marker_dir / crash_app.EFFECTS).read_text().splitlines()
+    # Once: a killed tool attempt never gets past its sleep; in the model case the tool ran before the kill.
+    assert effects == [f"step 1 pid {workers[1 if crash_in == 'tool' else 0].pid}"], effects
+
+    async with open_services(database_url) as services:
+        session = await services["session_service"].get_session(
+            app_name=crash_app.app.name, user_id="u1", session_id=session_id
+        )
+    assert session is not None
+    ids = [e.id for e in session.events]
+    assert len(ids) == len(set(ids)), Counter(ids).most_common(3)
+    # user, call slow_step, its result, call add, its result, "done"
+    assert [e.author for e in session.events] == ["user"] + ["crasher"] * 5
+    assert ids == [e.id for e in result.events] or ids[1:] == [e.id for e in result.events]
+    responses = [r for e in session.events for r in e.function_responses()]
+    assert [(r.name, r.response) for r in responses] == [("slow_step", {"step": 1, "ok": True}), ("add", {"sum": 3})]
+    assert len({r.id for r in responses}) == 2
+    assert session.events[-1].text == "done"
