@@ -69,8 +69,12 @@ class DurableInvoker:
 
 
 def pending_requests(events: list[Event]) -> list[PendingRequest]:
-    """Long-running calls (tool confirmations included) with no function response after them."""
-    answered = {r.id for e in events for r in e.function_responses() if r.id}
+    """Long-running calls (tool confirmations included) that no reply has answered yet.
+
+    Only a user's function response answers: a long-running tool's own first result (say
+    ``{"status": "pending", "ticket": ...}``) carries the same call id but is not the answer.
+    """
+    answered = {r.id for e in events if e.author == "user" for r in e.function_responses() if r.id}
     pending: list[PendingRequest] = []
     for event in events:
         ids = set(event.long_running_tool_ids or ())
