@@ -51,6 +51,9 @@ class SessionWorkflowInput(BaseModel):
     initial_state: dict[str, Any] | None = None
     idle_timeout_seconds: float = 3600.0
     """An idle conversation ends after this; the next message starts it again."""
+    max_turns_per_run: int | None = None
+    """Continue-as-new after this many turns in one run, besides whenever Temporal suggests it
+    (bounds history size by turns; small values make continue-as-new cheap to test)."""
 
 
 class SendMessage(BaseModel):

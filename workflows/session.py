@@ -32,6 +32,7 @@ class SessionWorkflow:
         self._loaded = False
         self._busy = False
         self._turn_events: list[Event] = []
+        self._turns = 0
         self._last_activity = workflow.now()
 
     @workflow.run
@@ -41,19 +42,21 @@ class SessionWorkflow:
         while True:
             self._last_activity = workflow.now()
             try:
-                await workflow.wait_condition(
-                    lambda: self._busy or workflow.info().is_continue_as_new_suggested(), timeout=idle
-                )
+                await workflow.wait_condition(lambda: self._busy or self._should_continue_as_new(), timeout=idle)
             except TimeoutError:
                 if self._busy or not workflow.all_handlers_finished():
                     continue
                 break
-            if workflow.info().is_continue_as_new_suggested():
+            if self._should_continue_as_new():
                 await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
                 await self._invoker.sessions.flush()
                 workflow.continue_as_new(input)
             await workflow.wait_condition(lambda: not self._busy)
         await workflow.wait_condition(workflow.all_handlers_finished)
+
+    def _should_continue_as_new(self) -> bool:
+        limit = self._input.max_turns_per_run
+        return workflow.info().is_continue_as_new_suggested() or (limit is not None and self._turns >= limit)
 
     async def _ensure_loaded(self) -> None:
         async with self._lock:
@@ -75,6 +78,7 @@ class SessionWorkflow:
                     events=self._turn_events,
                 )
             finally:
+                self._turns += 1
                 self._busy = False
                 self._invoker.trim()
         return TurnResult(invocation_id=invocation_id, events=self._turn_events, final_text=final_text(self._turn_events))
