@@ -92,7 +92,10 @@ app = App(
         model=SlowOnceModel(),
         instruction="Run the slow step, then add.",
         tools=[
-            FunctionTool(slow_step, execution=ToolExecution(start_to_close_timeout=timedelta(seconds=5), retry=FAST_RETRY)),
+            FunctionTool(
+                slow_step,
+                execution=ToolExecution(start_to_close_timeout=timedelta(seconds=5), retry=FAST_RETRY),
+            ),
             add,
         ],
         durable={"model_timeout": timedelta(seconds=5)},

@@ -26,13 +26,28 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start_worker(address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path) -> subprocess.Popen:
+def _start_worker(
+    address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path
+) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CRASH_MARKER_DIR": str(marker_dir)}
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "worker.py", "--app", "tests.integration.crash_app:app", "--address", address,
-             "--database-url", database_url, "--task-queue", task_queue],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "worker.py",
+                "--app",
+                "tests.integration.crash_app:app",
+                "--address",
+                address,
+                "--database-url",
+                database_url,
+                "--task-queue",
+                task_queue,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
 
 
@@ -52,7 +67,9 @@ async def _forget_sticky_queue(adk: AdkClient, workflow_id: str) -> None:
     timeout (10 s) sends it to the shared queue; production waits that out, the test skips it."""
     client = adk.client
     await client.workflow_service.reset_sticky_task_queue(
-        ResetStickyTaskQueueRequest(namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id))
+        ResetStickyTaskQueueRequest(
+            namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)
+        )
     )
 
 
@@ -70,19 +87,25 @@ async def test_worker_killed_mid_activity_run_completes_once(
     marker_dir.mkdir()
     # Only one phase hangs: the other's marker is there from the start.
     hang, skip = (
-        (crash_app.TOOL_MARKER, crash_app.MODEL_MARKER) if crash_in == "tool" else (crash_app.MODEL_MARKER, crash_app.TOOL_MARKER)
+        (crash_app.TOOL_MARKER, crash_app.MODEL_MARKER)
+        if crash_in == "tool"
+        else (crash_app.MODEL_MARKER, crash_app.TOOL_MARKER)
     )
     (marker_dir / skip).write_text("pre-set")
     log = tmp_path / "worker.log"
     task_queue = f"crash-{uuid.uuid4().hex[:8]}"
     session_id = f"s-{crash_in}-{uuid.uuid4().hex[:6]}"
-    adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
+    adk = AdkClient(
+        await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue
+    )
 
     workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
     try:
         workflow_id = f"crash-run/{session_id}"
         run = asyncio.create_task(
-            adk.run_once(crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id)
+            adk.run_once(
+                crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id
+            )
         )
         await _wait_for(marker_dir / hang, workers[0], log)
         assert not run.done()
@@ -111,6 +134,9 @@ async def test_worker_killed_mid_activity_run_completes_once(
     assert [e.author for e in session.events] == ["user"] + ["crasher"] * 5
     assert ids == [e.id for e in result.events] or ids[1:] == [e.id for e in result.events]
     responses = [r for e in session.events for r in e.function_responses()]
-    assert [(r.name, r.response) for r in responses] == [("slow_step", {"step": 1, "ok": True}), ("add", {"sum": 3})]
+    assert [(r.name, r.response) for r in responses] == [
+        ("slow_step", {"step": 1, "ok": True}),
+        ("add", {"sum": 3}),
+    ]
     assert len({r.id for r in responses}) == 2
     assert session.events[-1].text == "done"

@@ -1,0 +1,233 @@
+"""People in the loop, durably: tool confirmations and long-running tools answered by Update
+(AgentRunWorkflow and SessionWorkflow), and a conversation that survives continue-as-new."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from activities import register_app
+from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core.models import function_call_response, text_response
+from adk_core.tools import FunctionTool, LongRunningFunctionTool
+from adk_core.tools.function_tool import CONFIRMATION_REJECTED_ERROR
+from tests.integration.conftest import DurableStack
+from tests.scenarios import responses_since_user_text, user_said
+from workflows import (
+    AgentRunInput,
+    AgentRunWorkflow,
+    PendingRequest,
+    Reply,
+    SessionWorkflow,
+    SessionWorkflowInput,
+    session_workflow_id,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def _unique(name: str) -> str:
+    return f"{name}_{uuid.uuid4().hex[:6]}"
+
+
+def _confirm_app(transfers: list[int]) -> App:
+    def transfer_money(amount: int) -> dict:
+        """Send money."""
+        transfers.append(amount)
+        return {"sent": amount}
+
+    def script(request: LlmRequest) -> Any:
+        done = responses_since_user_text(request)
+        if not done:
+            return function_call_response("transfer_money", {"amount": 50})
+        return text_response(f"result: {done[-1]}")
+
+    agent = LlmAgent(
+        name="banker",
+        model=ScriptedModel(script),
+        tools=[FunctionTool(transfer_money, require_confirmation=True)],
+    )
+    return register_app(App(name=_unique("hitl_confirm"), root_agent=agent))
+
+
+async def _poll(get, *, timeout: float = 10.0) -> Any:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await get()
+        if value or loop.time() > deadline:
+            return value
+        await asyncio.sleep(0.05)
+
+
+def _only_confirmation(pending: list[PendingRequest]) -> PendingRequest:
+    assert len(pending) == 1, pending
+    request = pending[0]
+    assert (request.kind, request.name, request.args) == (
+        "tool_confirmation",
+        "transfer_money",
+        {"amount": 50},
+    )
+    return request
+
+
+async def test_agent_run_waits_for_confirmation_in_the_same_run(durable_stack: DurableStack) -> None:
+    transfers: list[int] = []
+    app = _confirm_app(transfers)
+    handle = await durable_stack.client.client.start_workflow(
+        AgentRunWorkflow.run,
+        AgentRunInput(
+            app_name=app.name, user_id="u1", session_id="s1", message="send 50", wait_for_replies=True
+        ),
+        id=_unique("hitl-run"),
+        task_queue=durable_stack.task_queue,
+    )
+    request = _only_confirmation(await _poll(lambda: handle.query(AgentRunWorkflow.pending)))
+
+    with pytest.raises((WorkflowUpdateFailedError, RPCError)):
+        await handle.execute_update(
+            AgentRunWorkflow.reply, Reply(call_id="no-such-call", response={"confirmed": True})
+        )
+    assert transfers == []
+
+    await handle.execute_update(
+        AgentRunWorkflow.reply, Reply(call_id=request.call_id, response={"confirmed": True})
+    )
+    result = await handle.result()
+    assert transfers == [50]
+    assert result.final_text == "result: {'sent': 50}"
+    assert await handle.query(AgentRunWorkflow.pending) == []
+
+
+async def test_session_confirmation_by_client_reply(durable_stack: DurableStack) -> None:
+    transfers: list[int] = []
+    app = _confirm_app(transfers)
+    client = durable_stack.client
+    first = await client.send(app.name, "u1", "s1", "send 50")
+    assert first.events[-1].long_running_tool_ids
+    request = _only_confirmation(await client.pending(app.name, "u1", "s1"))
+
+    with pytest.raises(WorkflowUpdateFailedError):
+        await client.reply(app.name, "u1", "s1", "no-such-call", {"confirmed": True})
+
+    second = await client.reply(app.name, "u1", "s1", request.call_id, {"confirmed": True})
+    assert transfers == [50]
+    assert second.final_text == "result: {'sent': 50}"
+    assert await client.pending(app.name, "u1", "s1") == []
+
+
+async def test_session_rejection_skips_tool_and_model_sees_it(durable_stack: DurableStack) -> None:
+    transfers: list[int] = []
+    app = _confirm_app(transfers)
+    client = durable_stack.client
+    await client.send(app.name, "u1", "s1", "send 50")
+    request = _only_confirmation(await client.pending(app.name, "u1", "s1"))
+    turn = await client.reply(app.name, "u1", "s1", request.call_id, {"confirmed": False})
+    assert transfers == []
+    assert turn.final_text == f"result: {{'error': {CONFIRMATION_REJECTED_ERROR!r}}}"
+
+
+async def test_long_running_tool_result_arrives_by_reply(durable_stack: DurableStack) -> None:
+    started: list[str] = []
+
+    def start_job(name: str) -> dict:
+        """Start a job that finishes later."""
+        started.append(name)
+        return {"status": "pending", "ticket": f"T-{name}"}
+
+    def script(request: LlmRequest) -> Any:
+        done = responses_since_user_text(request)
+        if not done:
+            return function_call_response("start_job", {"name": "report"})
+        if done[-1].get("status") == "pending":
+            return text_response(f"waiting for {done[-1]['ticket']}")
+        return text_response(f"job {done[-1]['status']}: {done[-1]['url']}")
+
+    model = ScriptedModel(script)
+    agent = LlmAgent(name="runner", model=model, tools=[LongRunningFunctionTool(start_job)])
+    app = register_app(App(name=_unique("hitl_long"), root_agent=agent))
+    client = durable_stack.client
+
+    first = await client.send(app.name, "u1", "s1", "make the report")
+    assert first.final_text == "waiting for T-report"
+    pending = await client.pending(app.name, "u1", "s1")
+    assert [(p.kind, p.name, p.args) for p in pending] == [
+        ("long_running_tool", "start_job", {"name": "report"})
+    ]
+
+    turn = await client.reply(app.name, "u1", "s1", pending[0].call_id, {"status": "done", "url": "r.pdf"})
+    assert turn.final_text == "job done: r.pdf"
+    assert started == ["report"]
+    last = model.requests[-1].contents[-1].parts[0].function_response
+    assert last is not None and last.response == {"status": "done", "url": "r.pdf"}
+    assert await client.pending(app.name, "u1", "s1") == []
+
+
+async def test_conversation_keeps_history_and_state_across_continue_as_new(
+    durable_stack: DurableStack,
+) -> None:
+    def remember(fact: str, tool_context: ToolContext) -> dict:
+        """Remember a fact."""
+        tool_context.state["fact"] = fact
+        return {"remembered": fact}
+
+    def recall(tool_context: ToolContext) -> dict:
+        """Recall the fact."""
+        return {"fact": tool_context.state.get("fact")}
+
+    def script(request: LlmRequest) -> Any:
+        done = responses_since_user_text(request)
+        said = user_said(request)
+        if done:
+            return text_response(f"ok {done[-1]}")
+        if said.startswith("remember "):
+            return function_call_response("remember", {"fact": said.removeprefix("remember ")})
+        if said == "recall":
+            return function_call_response("recall", {})
+        return text_response(f"heard: {said}")
+
+    model = ScriptedModel(script)
+    app = register_app(
+        App(name=_unique("hitl_can"), root_agent=LlmAgent(name="memo", model=model, tools=[remember, recall]))
+    )
+    temporal = durable_stack.client.client
+    handle = await temporal.start_workflow(
+        SessionWorkflow.run,
+        SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1", max_turns_per_run=2),
+        id=session_workflow_id(app.name, "u1", "s1"),
+        task_queue=durable_stack.task_queue,
+    )
+    first_run = handle.first_execution_run_id
+    messages = ["remember blue", "hello 2", "hello 3", "hello 4", "recall"]
+    texts = []
+    for message in messages:
+        turn_start = len(model.requests)
+        turn = await durable_stack.client.send(app.name, "u1", "s1", message)
+        texts.append(turn.final_text)
+
+    assert texts == [
+        "ok {'remembered': 'blue'}",
+        "heard: hello 2",
+        "heard: hello 3",
+        "heard: hello 4",
+        "ok {'fact': 'blue'}",
+    ]
+    description = await temporal.get_workflow_handle(handle.id).describe()
+    assert description.run_id != first_run
+    # Every request of turn 5 carried turn 1's words (history from the store, by reference).
+    turn_five = model.requests[turn_start:]
+    assert len(turn_five) == 2
+    for request in turn_five:
+        texts_seen = [p.text for c in request.contents for p in c.parts if p.text]
+        assert "remember blue" in texts_seen and "recall" in texts_seen
+    session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert session is not None and session.state["fact"] == "blue"
+    ids = [e.id for e in session.events]
+    assert (
+        len(ids) == len(set(ids)) == 2 * 4 + 3 * 2
+    )  # tool turns: user, call, result, text; others: user, text
