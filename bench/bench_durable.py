@@ -430,8 +430,8 @@ async def peer_integration(args: argparse.Namespace, address: str, results: dict
             "skipped": f"temporalio-google-adk not found at {PEER_PATH}: it needs google-adk>=2.8 (this venv "
             f"has an older one), so it lives apart: pip install --target {PEER_PATH} temporalio-google-adk"
         }
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--peer-child", "--address", address,
-           "--turns", str(args.turns), "--warmup", str(args.warmup)]
+    cmd = [sys.executable, "-c", "from bench.bench_durable import peer_child_main; peer_child_main()",
+           "--address", address, "--turns", str(args.turns), "--warmup", str(args.warmup)]
     env = dict(os.environ, PYTHONPATH=PEER_PATH)
     with console.status("temporalio google-adk integration (subprocess)"):
         proc = await asyncio.create_subprocess_exec(
@@ -446,11 +446,139 @@ async def peer_integration(args: argparse.Namespace, address: str, results: dict
     return peer
 
 
-def peer_child(args: argparse.Namespace) -> None:
-    """Runs with PYTHONPATH=PEER_PATH: google-adk 2.x and temporalio.google_adk."""
-    from bench import _peer_unused  # noqa: F401  # placeholder, replaced below
+@activity.defn(name="add")
+async def add(a: int, b: int) -> dict:
+    """Add two integers."""
+    return {"sum": a + b}
 
-    raise SystemExit("unreachable")
+
+@activity.defn(name="lookup")
+async def lookup(key: str) -> dict:
+    """Look up a key."""
+    return {"value": key.upper()}
+
+
+def _register_peer_model() -> None:
+    """W1's scripted model as a google-adk BaseLlm, registered so the integration's model activity
+    (LLMRegistry.new_llm(request.model)) finds it by the name "w1-scripted"."""
+    from google.adk.models import BaseLlm, LLMRegistry
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    class W1ScriptedLlm(BaseLlm):
+        model: str = "w1-scripted"
+
+        @classmethod
+        def supported_models(cls) -> list[str]:
+            return [r"w1-scripted"]
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            n = 0
+            for content in reversed(llm_request.contents):
+                parts = content.parts or []
+                if content.role == "user" and any(p.text for p in parts):
+                    break
+                n += sum(1 for p in parts if p.function_response is not None)
+            if n == 0:
+                part = types.Part.from_function_call(name="add", args={"a": 1, "b": 2})
+            elif n == 1:
+                part = types.Part.from_function_call(name="lookup", args={"key": "x"})
+            elif n == 2:
+                part = types.Part.from_function_call(name="add", args={"a": 3, "b": 4})
+            else:
+                part = types.Part(text="done")
+            yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    LLMRegistry.register(W1ScriptedLlm)
+
+
+@workflow.defn(name="PeerW1Workflow")
+class PeerW1Workflow:
+    """W1 the way temporalio's google-adk integration runs agents: a google-adk Runner in the
+    workflow, TemporalModel (model calls as activities), tools as activities (activity_as_tool),
+    an in-memory session, nothing persisted."""
+
+    @workflow.run
+    async def run(self, message: str) -> dict:
+        from google.adk.agents import LlmAgent
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+        from temporalio.google_adk import TemporalModel
+        from temporalio.google_adk.workflow import activity_as_tool
+
+        timeout = timedelta(seconds=30)
+        agent = LlmAgent(
+            name="assistant",
+            model=TemporalModel("w1-scripted"),
+            instruction="You are a helpful assistant. Use the tools add and lookup when asked.",
+            tools=[activity_as_tool(add, start_to_close_timeout=timeout),
+                   activity_as_tool(lookup, start_to_close_timeout=timeout)],
+        )
+        runner = InMemoryRunner(agent=agent, app_name="w1")
+        session = await runner.session_service.create_session(app_name="w1", user_id="u1")
+        results, texts = [], []
+        async for event in runner.run_async(
+            user_id="u1", session_id=session.id, new_message=types.Content(role="user", parts=[types.Part(text=message)])
+        ):
+            results += [r.response for r in event.get_function_responses()]
+            if event.is_final_response() and event.content and event.content.parts:
+                texts += [p.text for p in event.content.parts if p.text]
+        return {"results": results, "texts": texts}
+
+
+def peer_child_main() -> None:
+    """Entry point of the subprocess (run with PYTHONPATH=PEER_PATH: google-adk 2.x and
+    temporalio.google_adk). Imported as bench.bench_durable, so the sandbox can pass it through."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--address", required=True)
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    import warnings
+
+    warnings.simplefilter("ignore")
+    print(json.dumps(asyncio.run(_peer_child(args))))
+
+
+async def _peer_child(args: argparse.Namespace) -> dict:
+    import importlib.metadata
+
+    from temporalio.google_adk import GoogleAdkPlugin
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+    _register_peer_model()
+    queue = "bench-peer"
+    client = await Client.connect(args.address, plugins=[GoogleAdkPlugin()])
+    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("bench"))
+    worker = Worker(
+        client, task_queue=queue, workflows=[PeerW1Workflow, FloorWorkflow], activities=[add, lookup, noop],
+        workflow_runner=runner, **WORKER_OPTIONS,
+    )
+    series = {"w1": Series(), "floor": Series()}
+
+    async def w1_turn() -> None:
+        out = await client.execute_workflow(
+            PeerW1Workflow.run, w1.USER_MESSAGE, id=f"bench-peer/{uuid.uuid4().hex[:12]}", task_queue=queue
+        )
+        assert out["results"] == w1.EXPECTED_TOOL_RESULTS, out
+        assert out["texts"] and out["texts"][-1] == w1.EXPECTED_FINAL_TEXT, out
+
+    async def floor_turn() -> None:
+        r = await client.execute_workflow(FloorWorkflow.run, 0, id=f"bench-peer-floor/{uuid.uuid4().hex[:12]}",
+                                          task_queue=queue)
+        assert r == 7
+
+    async with worker:
+        for i in range(args.warmup + args.turns):
+            for name, fn in (("w1", w1_turn), ("floor", floor_turn)):
+                if i < args.warmup:
+                    await fn()
+                else:
+                    await series[name].measure(fn)
+    out: dict[str, Any] = {name: s.summary() for name, s in series.items()}
+    out["versions"] = {d: importlib.metadata.version(d) for d in ("google-adk", "temporalio-google-adk", "temporalio")}
+    return out
 
 
 # --- output -------------------------------------------------------------------------------------
@@ -522,14 +650,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile extra AgentRun turns")
     parser.add_argument("--profile-turns", type=int, default=30)
     parser.add_argument("--no-peer", action="store_true", help="skip temporalio's google-adk integration")
-    parser.add_argument("--peer-child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--address", help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    if args.peer_child:
-        peer_child(args)
-        return
-    console = Console()
+    console = Console(width=150)
     RESULTS.mkdir(parents=True, exist_ok=True)
     results = asyncio.run(run_bench(args, console))
     render(results, console)
