@@ -1,0 +1,87 @@
+"""Replay checked-in histories (tests/replay/histories, recorded by tests/replay/record_histories.py)
+against today's workflow code: a change that would break running workflows fails here, offline.
+
+No server needed: the Replayer runs the workflow code against the recorded events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+from temporalio.workflow import NondeterminismError
+
+from activities import register_app
+from adk_core import App, LlmAgent, ScriptedModel
+from adk_core.errors import AdkError
+from adk_core.tools import FunctionTool
+from adk_core.tools.execution import ToolExecution
+from examples import w1
+from tests.replay import record_histories
+from workflows.plugin import WORKFLOWS, sandbox_runner
+
+HISTORIES = sorted(record_histories.HISTORIES.glob("*.json"))
+INLINE = ToolExecution(mode="inline", start_to_close_timeout=timedelta(seconds=1))
+
+
+def _history(path: Path) -> WorkflowHistory:
+    return WorkflowHistory.from_json(path.stem, path.read_text())
+
+
+def _replayer() -> Replayer:
+    return Replayer(
+        workflows=WORKFLOWS,
+        data_converter=pydantic_data_converter,
+        workflow_runner=sandbox_runner(),
+        workflow_failure_exception_types=[AdkError],
+    )
+
+
+@pytest.fixture
+def recorded_apps() -> Iterator[None]:
+    """The apps the histories were recorded with, registered again afterwards if a test swapped one."""
+    for app in record_histories.apps():
+        register_app(app)
+    yield
+    for app in record_histories.apps():
+        register_app(app)
+
+
+def test_histories_are_checked_in() -> None:
+    assert {p.name for p in HISTORIES} >= {"agent_run_w1.json", "session_confirm.json"}
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_history_replays(path: Path, recorded_apps: None) -> None:
+    result = await _replayer().replay_workflow(_history(path), raise_on_replay_failure=True)
+    assert result.replay_failure is None
+
+
+def _w1_with_inline_add() -> App:
+    agent = LlmAgent(
+        name="assistant",
+        model=ScriptedModel(w1.w1_script, name="w1-scripted"),
+        instruction="You are a helpful assistant. Use the tools add and lookup when asked.",
+        tools=[FunctionTool(w1.add, execution=INLINE), w1.lookup],
+    )
+    return App(name=w1.app.name, root_agent=agent)
+
+
+@pytest.mark.parametrize(
+    ("history", "changed_app"),
+    [
+        ("agent_run_w1", _w1_with_inline_add),
+        ("session_confirm", lambda: record_histories.build_confirm_app(tool_execution=INLINE)),
+    ],
+)
+async def test_changed_app_fails_replay(history: str, changed_app, recorded_apps: None) -> None:
+    """A tool moved from an activity into the workflow changes the commands: nondeterminism."""
+    register_app(changed_app())
+    path = record_histories.HISTORIES / f"{history}.json"
+    with pytest.raises(NondeterminismError, match="Nondeterminism error"):
+        await _replayer().replay_workflow(_history(path), raise_on_replay_failure=True)
