@@ -7,8 +7,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import TypeAdapter
-from sqlalchemy.dialects.postgresql import aggregate_order_by
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -26,9 +24,9 @@ from adk_core.sessions.base import (
 from adk_core.state import merge_state, split_delta, validate_state_delta
 from adk_core.types import Event
 
-from ._json import concat, dumps, dumps_model, jsonb
+from . import _statements as q
+from ._json import dumps, dumps_model
 from .engine import SqlStore
-from .schema import app_states, events, sessions, user_states
 
 _EVENT_LIST = TypeAdapter(list[Event])
 
@@ -86,79 +84,84 @@ class DatabaseSessionService(SqlStore, SessionService):
         state = dict(state or {})
         validate_state_delta(state)
         app_delta, user_delta, session_state = split_delta(state)
-        session_json = dumps(session_state, "session state")
-        app_json = dumps(app_delta, "app: state") if app_delta else None
-        user_json = dumps(user_delta, "user: state") if user_delta else None
-        now = self._clock()
+        params = {
+            "app": app_name,
+            "user": user_id,
+            "sid": session_id,
+            "now": self._clock(),
+            "state_json": dumps(session_state, "session state"),
+            **_shared_state_params(app_delta, user_delta),
+        }
         async with self._engine.begin() as conn:
-            inserted = await conn.execute(
-                pg_insert(sessions)
-                .values(
-                    app_name=app_name,
-                    user_id=user_id,
-                    id=session_id,
-                    state=jsonb(session_json),
-                    create_time=now,
-                    update_time=now,
-                )
-                .on_conflict_do_nothing()
-                .returning(sessions.c.id)
-            )
-            if inserted.first() is None:
+            if (await conn.execute(q.CREATE_SESSION, params)).first() is None:
                 raise AlreadyExistsError(
                     f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}; "
                     "pick another id or get_session() the existing one"
                 )
-            await _merge_shared_state(conn, app_name, user_id, app_json, user_json, now)
-            row = (
-                await conn.execute(_session_rows().where(*_session_key(app_name, user_id, session_id)))
-            ).one()
+            await _merge_shared_state(conn, params)
+            row = (await conn.execute(q.GET_SESSION, params)).one()
         return _to_session(row, [])
 
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
-        # One statement, so one snapshot: the state returned is the state after the events returned.
-        query = _session_rows().where(*_session_key(app_name, user_id, session_id))
-        events_json = _events_json(app_name, user_id, session_id, config)
-        if events_json is not None:
-            query = query.add_columns(events_json.label("events"))
+        config = config or GetSessionConfig()
+        params: dict[str, Any] = {"app": app_name, "user": user_id, "sid": session_id}
+        no_events = config.num_recent_events is not None and config.num_recent_events <= 0
+        if no_events:
+            query = q.GET_SESSION
+        else:
+            query = q.get_session_with_events(
+                config.through_event_id is not None,
+                config.after_timestamp is not None,
+                config.num_recent_events is not None,
+            )
+            params |= {
+                "through_id": config.through_event_id,
+                "after_ts": config.after_timestamp,
+                "n": config.num_recent_events,
+            }
         async with self._engine.connect() as conn:
-            row = (await conn.execute(query)).first()
+            row = (await conn.execute(query, params)).first()
         if row is None:
             return None
-        return _to_session(row, [] if events_json is None else _EVENT_LIST.validate_json(row.events))
+        return _to_session(row, [] if no_events else _EVENT_LIST.validate_json(row.events))
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
-        query = _session_rows().where(sessions.c.app_name == app_name)
-        if user_id is not None:
-            query = query.where(sessions.c.user_id == user_id)
+        query = q.LIST_APP_SESSIONS if user_id is None else q.LIST_USER_SESSIONS
         async with self._engine.connect() as conn:
-            rows = (await conn.execute(query.order_by(sessions.c.create_time, sessions.c.id))).all()
+            rows = (await conn.execute(query, {"app": app_name, "user": user_id})).all()
         return ListSessionsResponse(sessions=[_to_session(row, []) for row in rows])
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        params = {"app": app_name, "user": user_id, "sid": session_id}
         async with self._engine.begin() as conn:
-            await conn.execute(
-                sa.delete(events).where(
-                    events.c.app_name == app_name,
-                    events.c.user_id == user_id,
-                    events.c.session_id == session_id,
-                )
-            )
-            await conn.execute(sa.delete(sessions).where(*_session_key(app_name, user_id, session_id)))
+            await conn.execute(q.DELETE_EVENTS, params)
+            await conn.execute(q.DELETE_SESSION, params)
 
     async def append_event(self, session: Session, event: Event) -> Event:
         if prepare_event_for_storage(event) is None:
             return event
         app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
-        session_json = dumps(session_delta, "state delta") if session_delta else None
-        app_json = dumps(app_delta, "app: state delta") if app_delta else None
-        user_json = dumps(user_delta, "user: state delta") if user_delta else None
-        event_json = dumps_model(stored_copy(event), f"event {event.id!r}")
+        params: dict[str, Any] = {
+            "app": session.app_name,
+            "user": session.user_id,
+            "sid": session.id,
+            "now": event.timestamp,
+            "event_id": event.id,
+            "invocation": event.invocation_id,
+            "by": event.author,
+            "on_branch": event.branch,
+            "at": event.timestamp,
+            "event_json": dumps_model(stored_copy(event), f"event {event.id!r}"),
+            **_shared_state_params(app_delta, user_delta),
+        }
+        if session_delta:
+            params["session_json"] = dumps(session_delta, "state delta")
+        # Everything is serialized (so checked) above: a refusal has written nothing.
         try:
             async with self._engine.begin() as conn:
-                await self._append(conn, session, event, event_json, session_json, app_json, user_json)
+                await _append(conn, params)
         except _AlreadyStored:
             # A retried append: the store already has this event; bring the caller's copy level.
             if not any(e.id == event.id for e in session.events):
@@ -167,88 +170,49 @@ class DatabaseSessionService(SqlStore, SessionService):
         apply_event_to_session(session, event)
         return event
 
-    async def _append(
-        self,
-        conn: AsyncConnection,
-        session: Session,
-        event: Event,
-        event_json: str,
-        session_json: str | None,
-        app_json: str | None,
-        user_json: str | None,
-    ) -> None:
-        # The UPDATE locks the session row until commit: appenders to one session take turns here.
-        values: dict[str, Any] = {"last_seq": sessions.c.last_seq + 1, "update_time": event.timestamp}
-        if session_json is not None:
-            values["state"] = concat(sessions.c.state, jsonb(session_json))
-        seq = (
-            await conn.execute(
-                sa.update(sessions)
-                .where(*_session_key(session.app_name, session.user_id, session.id))
-                .values(values)
-                .returning(sessions.c.last_seq)
-            )
-        ).scalar_one_or_none()
-        if seq is None:
-            raise SessionNotFoundError(
-                f"session {session.id!r} (app {session.app_name!r}, user {session.user_id!r}) does not exist; "
-                "create it with create_session() before appending events"
-            )
-        inserted = await conn.execute(
-            pg_insert(events)
-            .values(
-                app_name=session.app_name,
-                user_id=session.user_id,
-                session_id=session.id,
-                id=event.id,
-                seq=seq,
-                invocation_id=event.invocation_id,
-                author=event.author,
-                branch=event.branch,
-                timestamp=event.timestamp,
-                event=jsonb(event_json),
-            )
-            .on_conflict_do_nothing(constraint="adk_events_pkey")
-            .returning(events.c.seq)
-        )
-        if inserted.first() is None:
-            raise _AlreadyStored
-        await _merge_shared_state(
-            conn, session.app_name, session.user_id, app_json, user_json, event.timestamp
-        )
-
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
-        query = sa.select(user_states.c.state).where(
-            user_states.c.app_name == app_name, user_states.c.user_id == user_id
-        )
         async with self._engine.connect() as conn:
-            return (await conn.execute(query)).scalar_one_or_none() or {}
+            return (
+                await conn.execute(q.USER_STATE, {"app": app_name, "user": user_id})
+            ).scalar_one_or_none() or {}
 
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
-        query = sa.select(app_states.c.state).where(app_states.c.app_name == app_name)
         async with self._engine.connect() as conn:
-            return (await conn.execute(query)).scalar_one_or_none() or {}
+            return (await conn.execute(q.APP_STATE, {"app": app_name})).scalar_one_or_none() or {}
 
 
-def _session_key(app_name: str, user_id: str, session_id: str) -> tuple[sa.ColumnElement[bool], ...]:
-    return (sessions.c.app_name == app_name, sessions.c.user_id == user_id, sessions.c.id == session_id)
+async def _append(conn: AsyncConnection, params: dict[str, Any]) -> None:
+    lock = q.LOCK_AND_NUMBER_WITH_STATE if "session_json" in params else q.LOCK_AND_NUMBER
+    # The UPDATE locks the session row until commit: appenders to one session take turns here.
+    seq = (await conn.execute(lock, params)).scalar_one_or_none()
+    if seq is None:
+        raise SessionNotFoundError(
+            f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
+            "create it with create_session() before appending events"
+        )
+    if (await conn.execute(q.INSERT_EVENT, {**params, "new_seq": seq})).first() is None:
+        raise _AlreadyStored
+    await _merge_shared_state(conn, params)
 
 
-def _session_rows() -> sa.Select[Any]:
-    """Session rows with their app and user state alongside."""
-    app_state = sa.select(app_states.c.state).where(app_states.c.app_name == sessions.c.app_name)
-    user_state = sa.select(user_states.c.state).where(
-        user_states.c.app_name == sessions.c.app_name, user_states.c.user_id == sessions.c.user_id
-    )
-    return sa.select(
-        sessions.c.app_name,
-        sessions.c.user_id,
-        sessions.c.id,
-        sessions.c.state,
-        sessions.c.update_time,
-        app_state.scalar_subquery().label("app_state"),
-        user_state.scalar_subquery().label("user_state"),
-    )
+async def _merge_shared_state(conn: AsyncConnection, params: dict[str, Any]) -> None:
+    """Merge app: and user: deltas (``app_json``/``user_json`` when present) into their rows.
+
+    The app row is always locked before the user row, so two transactions never wait on each other.
+    """
+    if "app_json" in params:
+        await conn.execute(q.MERGE_APP_STATE, params)
+    if "user_json" in params:
+        await conn.execute(q.MERGE_USER_STATE, params)
+
+
+def _shared_state_params(app_delta: dict[str, Any], user_delta: dict[str, Any]) -> dict[str, str]:
+    params = {}
+    if app_delta:
+        params["app_json"] = dumps(app_delta, "app: state")
+    if user_delta:
+        params["user_json"] = dumps(user_delta, "user: state")
+    return params
 
 
 def _to_session(row: sa.Row[Any], loaded: list[Event]) -> Session:
@@ -260,68 +224,3 @@ def _to_session(row: sa.Row[Any], loaded: list[Event]) -> Session:
         events=loaded,
         last_update_time=row.update_time,
     )
-
-
-async def _merge_shared_state(
-    conn: AsyncConnection,
-    app_name: str,
-    user_id: str,
-    app_json: str | None,
-    user_json: str | None,
-    now: float,
-) -> None:
-    """Upsert app and user state, merging the delta's keys into what is stored (app row first, always)."""
-    if app_json is not None:
-        stmt = pg_insert(app_states).values(app_name=app_name, state=jsonb(app_json), update_time=now)
-        await conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[app_states.c.app_name],
-                set_={
-                    "state": concat(app_states.c.state, stmt.excluded.state),
-                    "update_time": stmt.excluded.update_time,
-                },
-            )
-        )
-    if user_json is not None:
-        stmt = pg_insert(user_states).values(
-            app_name=app_name, user_id=user_id, state=jsonb(user_json), update_time=now
-        )
-        await conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[user_states.c.app_name, user_states.c.user_id],
-                set_={
-                    "state": concat(user_states.c.state, stmt.excluded.state),
-                    "update_time": stmt.excluded.update_time,
-                },
-            )
-        )
-
-
-def _events_json(
-    app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
-) -> sa.ScalarSelect[Any] | None:
-    """A JSON array (as text) of the events ``config`` selects, oldest first; None when it selects none.
-
-    Same semantics as ``base.select_events``. Every filter runs on the (app_name, user_id,
-    session_id, seq) index: the last N events are read backwards from the end of the session and no
-    other row is touched.
-    """
-    config = config or GetSessionConfig()
-    if config.num_recent_events is not None and config.num_recent_events <= 0:
-        return None
-    in_session = (
-        events.c.app_name == app_name,
-        events.c.user_id == user_id,
-        events.c.session_id == session_id,
-    )
-    selected = sa.select(events.c.event, events.c.seq).where(*in_session)
-    if config.through_event_id is not None:
-        cursor = sa.select(events.c.seq).where(*in_session, events.c.id == config.through_event_id)
-        selected = selected.where(events.c.seq <= cursor.scalar_subquery())
-    if config.after_timestamp is not None:
-        selected = selected.where(events.c.timestamp > config.after_timestamp)
-    if config.num_recent_events is not None:
-        selected = selected.order_by(events.c.seq.desc()).limit(config.num_recent_events)
-    chosen = selected.subquery("chosen")
-    as_array = sa.func.json_agg(aggregate_order_by(chosen.c.event, chosen.c.seq))
-    return sa.select(sa.cast(sa.func.coalesce(as_array, sa.text("'[]'::json")), sa.Text)).scalar_subquery()
