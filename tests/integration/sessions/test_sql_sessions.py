@@ -13,12 +13,14 @@ import pytest_asyncio
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adk_core.errors import ConfigurationError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService, migrate, upgrade
+from adk_core.sessions.sql.migrate import MIGRATIONS_DIR, alembic_config
 from adk_core.sessions.sql.schema import metadata
 from adk_core.types import Content, Event, EventActions
 from adkt.embedded import EmbeddedPostgres
@@ -78,6 +80,13 @@ async def test_migrations_match_the_schema_and_rerun_as_no_ops(
         assert await conn.run_sync(diff) == []
         version = (await conn.execute(sa.text("SELECT version_num FROM adk_alembic_version"))).scalar_one()
     assert version == "0002"
+
+
+def test_migrations_ship_inside_the_package() -> None:
+    # No alembic.ini and no source checkout needed: the script directory resolves from the package.
+    scripts = ScriptDirectory.from_config(alembic_config())
+    assert scripts.get_heads() == ["0002"]
+    assert (MIGRATIONS_DIR / "script.py.mako").is_file()
 
 
 async def test_concurrent_migrators_take_turns(postgres: EmbeddedPostgres) -> None:
