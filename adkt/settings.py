@@ -12,10 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporalio.envconfig import ClientConfig
-
-from workflows.contracts import TASK_QUEUE
-
 __all__ = ["Settings", "configured_temporal_address"]
 
 
@@ -31,7 +27,8 @@ class Settings:
 
     database_url: str | None = None
     adk_dir: Path = Path(".adk")
-    task_queue: str = TASK_QUEUE
+    task_queue: str = "adk"
+    """Same default as workflows.TASK_QUEUE (not imported: the CLI starts faster without it)."""
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -39,10 +36,12 @@ class Settings:
         return cls(
             database_url=env.get("ADK_DATABASE_URL") or None,
             adk_dir=Path(env.get("ADK_DIR") or ".adk"),
-            task_queue=env.get("ADK_TASK_QUEUE") or TASK_QUEUE,
+            task_queue=env.get("ADK_TASK_QUEUE") or cls.task_queue,
         )
 
 
 def configured_temporal_address() -> str | None:
     """The Temporal address set by TEMPORAL_ADDRESS or an envconfig profile, else None."""
+    from temporalio.envconfig import ClientConfig
+
     return ClientConfig.load_client_connect_config().get("target_host") or None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from adk_core.types import Event
+if TYPE_CHECKING:
+    from adk_core.types import Event
 
 # Status lines go to stderr so that `--json` output on stdout stays machine-readable.
 out = Console(highlight=False)

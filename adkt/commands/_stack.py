@@ -1,102 +1,27 @@
-"""Where the commands find Temporal and Postgres: configured, a running `adkt dev`, or started here.
+"""Embedded stacks: Temporal dev server, Postgres and an in-process worker, started and stopped together.
 
-Order of precedence for each address: the command-line option, then the environment (Temporal's
-envconfig for Temporal, ADK_DATABASE_URL for Postgres), then the `dev.json` a running `adkt dev`
-wrote into the .adk folder. With none of these, `run` and `chat` start an embedded stack for the
-duration of the command (`embedded_stack`).
+`run` and `chat` start one for the duration of the command when nothing is configured (see
+_devstate.resolve); `adkt dev` runs one until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
 import signal
-import socket
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio.worker import Worker
 
 from adk_core import App
 from adkt.client import AdkClient, connect
+from adkt.commands._devstate import resolve
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
-from adkt.settings import Settings, configured_temporal_address
+from adkt.settings import Settings
 from worker import build_worker
-
-DEV_STATE_FILE = "dev.json"
-
-
-@dataclass
-class DevState:
-    """What a running `adkt dev` tells the other commands (`.adk/dev.json`)."""
-
-    address: str
-    database_url: str
-    task_queue: str
-    namespace: str = "default"
-    ui_url: str | None = None
-    apps: list[str] = field(default_factory=list)
-    pid: int = 0
-
-    def write(self, adk_dir: Path) -> Path:
-        path = adk_dir / DEV_STATE_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        return path
-
-    @classmethod
-    def read(cls, adk_dir: Path) -> DevState | None:
-        """The state of a dev stack that is still running, else None (a stale file is ignored)."""
-        path = adk_dir / DEV_STATE_FILE
-        try:
-            state = cls(**json.loads(path.read_text()))
-        except FileNotFoundError:
-            return None
-        return state if _alive(state.pid) and _listening(state.address) else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return pid > 0
-
-
-def _listening(address: str) -> bool:
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@dataclass
-class Target:
-    """Resolved addresses; None means nothing configured and no dev stack running."""
-
-    address: str | None
-    database_url: str | None
-    task_queue: str
-    namespace: str | None = None
-    dev: DevState | None = None
-
-
-def resolve(settings: Settings, *, address: str | None = None, database_url: str | None = None) -> Target:
-    dev = DevState.read(settings.adk_dir)
-    configured = address or configured_temporal_address()
-    if configured is None and dev is not None:
-        return Target(dev.address, database_url or settings.database_url or dev.database_url,
-                      dev.task_queue, dev.namespace, dev)  # fmt: skip
-    return Target(configured, database_url or settings.database_url or (dev.database_url if dev else None),
-                  settings.task_queue)  # fmt: skip
 
 
 @dataclass

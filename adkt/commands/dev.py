@@ -10,10 +10,9 @@ import typer
 from rich.panel import Panel
 
 from adkt.commands._common import default_app_specs, run_async
+from adkt.commands._devstate import DEV_STATE_FILE, DevState
 from adkt.commands._render import out
-from adkt.commands._stack import DEV_STATE_FILE, DevState, embedded_stack, wait_for_signal
 from adkt.settings import Settings
-from worker import load_app
 
 
 def dev(
@@ -30,6 +29,9 @@ def dev(
 
 
 async def _dev(specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None) -> None:
+    from adkt.commands._stack import embedded_stack, wait_for_signal
+    from worker import load_app
+
     settings = Settings.load()
     adk_dir = (data_dir or settings.adk_dir).absolute()
     specs = specs or default_app_specs()

@@ -6,15 +6,16 @@ import asyncio
 import json
 import threading
 import uuid
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from adkt.client import AdkClient
 from adkt.commands._common import app_ref, require_app, run_async
 from adkt.commands._render import err, out, print_event
-from adkt.commands._stack import app_client
 from adkt.settings import Settings
+
+if TYPE_CHECKING:
+    from adkt.client import AdkClient
 
 User = Annotated[str, typer.Option("--user", "-u", help="user id")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="session id (default: a new one)")]
@@ -41,6 +42,8 @@ def run(
 
 async def _run(spec: str, message: str, user: str, session: str, as_json: bool, address: str | None,
                database_url: str | None) -> None:  # fmt: skip
+    from adkt.commands._stack import app_client
+
     loaded, name = app_ref(spec)
     settings = Settings.load()
     apps = [loaded] if loaded is not None else []
@@ -71,6 +74,8 @@ def chat(
 
 
 async def _chat(spec: str, user: str, session: str, address: str | None, database_url: str | None) -> None:
+    from adkt.commands._stack import app_client
+
     loaded, name = app_ref(spec)
     settings = Settings.load()
 

@@ -7,15 +7,10 @@ from typing import Annotated
 
 import typer
 
-from adk_core.errors import ConfigurationError
-from adk_core.sessions.sql import migrate as migrate_database
-from adkt.client import connect
 from adkt.commands._common import run_async
+from adkt.commands._devstate import resolve, resolve_database_url
 from adkt.commands._render import err
-from adkt.commands._stack import resolve, wait_for_signal
-from adkt.services import open_services
 from adkt.settings import Settings
-from worker import build_worker, load_app
 
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
 
@@ -31,6 +26,11 @@ def worker(
 
 
 async def _worker(specs: list[str], address: str | None, database_url: str | None, task_queue: str | None) -> None:
+    from adkt.client import connect
+    from adkt.commands._stack import wait_for_signal
+    from adkt.services import open_services
+    from worker import build_worker, load_app
+
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
     apps = [load_app(spec) for spec in specs]
@@ -55,12 +55,15 @@ def migrate(database_url: DatabaseUrl = None) -> None:
 
 
 async def _migrate(database_url: str | None) -> None:
-    url = _require_url(resolve(Settings.load(), database_url=database_url).database_url)
-    await migrate_database(url)
+    from adk_core.sessions.sql import migrate as migrate_database
+
+    await migrate_database(_require_url(resolve_database_url(Settings.load(), database_url)))
     err.print("database is up to date")
 
 
 def _require_url(url: str | None) -> str:
+    from adk_core.errors import ConfigurationError
+
     if not url:
         raise ConfigurationError(
             "no sessions database: pass --database-url, set ADK_DATABASE_URL=postgresql+psycopg://..., "

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from adk_core.errors import SessionNotFoundError
-from adk_core.sessions import GetSessionConfig
-from adk_core.sessions.sql import DatabaseSessionService
 from adkt.commands._common import run_async
+from adkt.commands._devstate import resolve_database_url
 from adkt.commands._render import out, short_json, summary, timestamp
-from adkt.commands._stack import resolve
 from adkt.commands.serve import DatabaseUrl, _require_url
 from adkt.settings import Settings
+
+if TYPE_CHECKING:
+    from adk_core.sessions.sql import DatabaseSessionService
 
 sessions = typer.Typer(help="Inspect sessions stored in Postgres.", no_args_is_help=True)
 
 
 def _service(database_url: str | None) -> DatabaseSessionService:
-    return DatabaseSessionService(_require_url(resolve(Settings.load(), database_url=database_url).database_url))
+    from adk_core.sessions.sql import DatabaseSessionService
+
+    return DatabaseSessionService(_require_url(resolve_database_url(Settings.load(), database_url)))
 
 
 @sessions.command("list")
@@ -61,6 +63,9 @@ def show(
 
 
 async def _show(app_name: str, user: str, session_id: str, last: int | None, database_url: str | None) -> None:
+    from adk_core.errors import SessionNotFoundError
+    from adk_core.sessions import GetSessionConfig
+
     service = _service(database_url)
     try:
         config = GetSessionConfig(num_recent_events=last) if last else None

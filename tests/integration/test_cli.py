@@ -1,7 +1,9 @@
-"""The `adkt` command line, run as a subprocess the way a user runs it."""
+"""The `adkt` command line: `run` as a subprocess the way a user runs it (it starts and stops its own
+servers); `sessions` in-process with typer's CliRunner, against the test session's Postgres."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -9,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
 
 from adk_core.sessions.sql import DatabaseSessionService, migrate
 from adk_core.types import Content, Event
+from adkt.main import app
 from examples.w1 import EXPECTED_FINAL_TEXT, USER_MESSAGE
 
 pytestmark = pytest.mark.integration
@@ -28,6 +32,11 @@ def adkt(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProc
     )
 
 
+async def invoke(*args: str) -> Result:
+    # On a thread: the command runs its own event loop (asyncio.run), which must not be this one.
+    return await asyncio.to_thread(CliRunner().invoke, app, list(args), env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
 def test_run_starts_its_own_stack_and_stops_it(tmp_path: Path) -> None:
     result = adkt("run", "examples.w1:app", USER_MESSAGE, "--json", "--session", "s1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -42,7 +51,7 @@ def test_run_starts_its_own_stack_and_stops_it(tmp_path: Path) -> None:
     assert str(tmp_path) not in ps
 
 
-async def test_sessions_list_and_show(tmp_path: Path, database_url: str) -> None:
+async def test_sessions_list_and_show(database_url: str) -> None:
     await migrate(database_url)
     service = DatabaseSessionService(database_url)
     try:
@@ -53,15 +62,15 @@ async def test_sessions_list_and_show(tmp_path: Path, database_url: str) -> None
     finally:
         await service.close()
 
-    listed = adkt("sessions", "list", "w1", "--user", "ann", "--database-url", database_url, cwd=tmp_path)
-    assert listed.returncode == 0, listed.stderr
+    listed = await invoke("sessions", "list", "w1", "--user", "ann", "--database-url", database_url)
+    assert listed.exit_code == 0, listed.output
     assert "s-42" in listed.stdout and "ann" in listed.stdout
 
-    shown = adkt("sessions", "show", "w1", "ann", "s-42", "--last", "1", "--database-url", database_url, cwd=tmp_path)
-    assert shown.returncode == 0, shown.stderr
+    shown = await invoke("sessions", "show", "w1", "ann", "s-42", "--last", "1", "--database-url", database_url)
+    assert shown.exit_code == 0, shown.output
     assert "the sum is 3" in shown.stdout and "add 1 and 2" not in shown.stdout
     assert "sums" in shown.stdout
 
-    missing = adkt("sessions", "show", "w1", "ann", "nope", "--database-url", database_url, cwd=tmp_path)
-    assert missing.returncode == 1
+    missing = await invoke("sessions", "show", "w1", "ann", "nope", "--database-url", database_url)
+    assert missing.exit_code == 1
     assert "no session 'nope'" in missing.stderr
