@@ -76,10 +76,7 @@ class DatabaseMemoryService(SqlStore, MemoryService):
             await conn.execute(stmt.on_conflict_do_nothing(), rows)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        # "or" is websearch syntax (and an English stop word): dropped, so it cannot join or split terms.
-        words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w != "or"][
-            :MAX_QUERY_WORDS
-        ]
+        words = _query_words(query)
         if not words:
             return SearchMemoryResponse()
         # websearch syntax with only words and "or" between them: any word matches, nothing is an operator.
@@ -112,3 +109,12 @@ class DatabaseMemoryService(SqlStore, MemoryService):
                 for content, author, ts, event_id in rows
             ]
         )
+
+
+def _query_words(query: str) -> list[str]:
+    """Distinct lower-case words of ``query``, at most MAX_QUERY_WORDS.
+
+    "or" is dropped: it is websearch syntax (and an English stop word), so it cannot join or split terms.
+    """
+    words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w != "or"]
+    return words[:MAX_QUERY_WORDS]
