@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 
 from adk_core import App
 from adkt.client import AdkClient, connect
-from adkt.commands._devstate import resolve
+from adkt.commands._devstate import DevState, resolve
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 from adkt.settings import Settings
@@ -82,10 +82,13 @@ async def embedded_stack(
 async def app_client(
     apps: Sequence[App], settings: Settings, *, address: str | None = None, database_url: str | None = None,
     on_embedded: Callable[[], None] | None = None,
+    on_dev: Callable[[DevState], None] | None = None,
 ) -> AsyncIterator[AdkClient]:
     """A client of the configured Temporal (or a running `adkt dev`); with neither, of an embedded
     stack that serves `apps` and lives as long as this context."""
     target = resolve(settings, address=address, database_url=database_url)
+    if target.dev is not None and on_dev is not None:
+        on_dev(target.dev)
     if target.address is not None:
         yield AdkClient(await connect(target.address, namespace=target.namespace), task_queue=target.task_queue)
         return

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -16,6 +17,7 @@ from adkt.settings import Settings
 
 if TYPE_CHECKING:
     from adkt.client import AdkClient
+    from adkt.commands._devstate import DevState
 
 User = Annotated[str, typer.Option("--user", "-u", help="user id")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="session id (default: a new one)")]
@@ -25,6 +27,15 @@ DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="session
 
 def _embedded_notice() -> None:
     err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
+
+
+def _dev_check(spec: str) -> Callable[[DevState], None]:
+    def check(dev: DevState) -> None:
+        if ":" in spec and spec not in dev.apps:
+            err.print(f"[yellow]warning:[/] the running `adkt dev` serves {', '.join(dev.apps)}, not {spec}; "
+                      f"restart it with --app {spec} or the turn will wait for a worker")  # fmt: skip
+
+    return check
 
 
 def run(
@@ -52,7 +63,8 @@ async def _run(spec: str, message: str, user: str, session: str, as_json: bool, 
         require_app(loaded, spec)
         _embedded_notice()
 
-    async with app_client(apps, settings, address=address, database_url=database_url, on_embedded=embedded) as client:
+    async with app_client(apps, settings, address=address, database_url=database_url, on_embedded=embedded,
+                          on_dev=_dev_check(spec)) as client:
         result = await client.send(name, user, session, message)
     if as_json:
         print(result.model_dump_json(indent=2))
@@ -84,7 +96,8 @@ async def _chat(spec: str, user: str, session: str, address: str | None, databas
         _embedded_notice()
 
     apps = [loaded] if loaded is not None else []
-    async with app_client(apps, settings, address=address, database_url=database_url, on_embedded=embedded) as client:
+    async with app_client(apps, settings, address=address, database_url=database_url, on_embedded=embedded,
+                          on_dev=_dev_check(spec)) as client:
         out.print(f"[dim]app {name} · user {user} · session {session} — /quit or Ctrl-D to leave[/]")
         while True:
             try:
