@@ -25,6 +25,7 @@ from .session import SessionWorkflow
 WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, SessionWorkflow]
 PASSTHROUGH = (
     "adk_core",
+    "workflows",
     "activities",
     "pydantic",
     "pydantic_core",
