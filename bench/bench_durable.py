@@ -146,7 +146,18 @@ def _history_bytes(events: Any) -> int:
 def model_call_bytes(history: Any) -> dict[str, float]:
     """Input payload bytes of every adk.generate_content ActivityTaskScheduled event, and totals."""
     inputs = []
+    by_kind: dict[str, int] = {}
     for event in history.events:
+        kind = event.WhichOneof("attributes") or "?"
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            kind += ":" + event.activity_task_scheduled_event_attributes.activity_type.name
+        if event.HasField("marker_recorded_event_attributes"):
+            details = event.marker_recorded_event_attributes.details
+            try:  # a local activity's marker: details["data"] is JSON naming the activity type
+                kind += ":" + json.loads(details["data"].payloads[0].data).get("activity_type", "")
+            except Exception:
+                pass
+        by_kind[kind] = by_kind.get(kind, 0) + event.ByteSize()
         if event.HasField("activity_task_scheduled_event_attributes"):
             attrs = event.activity_task_scheduled_event_attributes
             if attrs.activity_type.name == GENERATE_CONTENT:
@@ -159,7 +170,23 @@ def model_call_bytes(history: Any) -> dict[str, float]:
         "history_bytes": total,
         "history_bytes_per_model_call": total / max(1, len(inputs)),
         "events": len(history.events),
+        "bytes_by_event_kind": dict(sorted(by_kind.items(), key=lambda kv: -kv[1])),
     }
+
+
+class WarningCounter(logging.Handler):
+    """Counts the worker's warnings (failed workflow activations, activity retries); the bench logs
+    them to bench/results/durable-<mode>.log."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+WARNINGS = WarningCounter()
 
 
 class ProfilingExecutor(concurrent.futures.ThreadPoolExecutor):
@@ -352,8 +379,7 @@ async def concurrent_load(args: argparse.Namespace, client: Client, adk: AdkClie
                 latencies.append((time.perf_counter() - t) * 1000)
                 done[i] += 1
 
-        for i in range(CONCURRENCY):  # warm: start every conversation once
-            await turn(i)
+        await asyncio.gather(*(turn(i) for i in range(CONCURRENCY)))  # warm: start every conversation once
         c0, t0 = time.process_time(), time.perf_counter()
         deadline = t0 + args.seconds
         await asyncio.gather(*(loop(i) for i in range(CONCURRENCY)))
@@ -438,9 +464,10 @@ async def peer_integration(args: argparse.Namespace, address: str, results: dict
             *cmd, env=env, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         out, err = await proc.communicate()
-    if proc.returncode != 0:
+    lines = out.decode().strip().splitlines()
+    if proc.returncode != 0 or not lines or not lines[-1].startswith("{"):
         return {"error": f"peer subprocess failed (exit {proc.returncode}): {err.decode()[-2000:]}"}
-    peer = json.loads(out.decode().strip().splitlines()[-1])
+    peer = json.loads(lines[-1])
     floor_ms = results["sequential"]["floor"]["mean_ms"]
     peer["ratio_to_main_floor"] = peer["w1"]["mean_ms"] / floor_ms
     return peer
@@ -538,7 +565,10 @@ def peer_child_main() -> None:
     import warnings
 
     warnings.simplefilter("ignore")
-    print(json.dumps(asyncio.run(_peer_child(args))))
+    print(json.dumps(asyncio.run(_peer_child(args))), flush=True)
+    # Skip interpreter finalization: with google-adk 2.x's grpc threads it can abort
+    # ("PyGILState_Release ... must be current") after the measurement is done.
+    os._exit(0)
 
 
 async def _peer_child(args: argparse.Namespace) -> dict:
@@ -651,11 +681,18 @@ def main() -> None:
     parser.add_argument("--profile-turns", type=int, default=30)
     parser.add_argument("--no-peer", action="store_true", help="skip temporalio's google-adk integration")
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
     console = Console(width=150)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    mode = "stock" if args.stock else "tuned"
+    logging.basicConfig(level=logging.WARNING, filename=RESULTS / f"durable-{mode}.log", filemode="w",
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger().addHandler(WARNINGS)
     results = asyncio.run(run_bench(args, console))
+    results["worker_warnings_logged"] = WARNINGS.count
     render(results, console)
+    if WARNINGS.count:
+        console.print(f"[yellow]{WARNINGS.count} warnings logged (worker task failures, retries): "
+                      f"bench/results/durable-{mode}.log[/]")
     path = RESULTS / f"durable-{results['mode']}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     console.print(f"[dim]written {path.relative_to(ROOT)}[/]")
