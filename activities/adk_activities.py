@@ -17,6 +17,7 @@ from adk_core.agents.llm_agent import LlmAgent
 from adk_core.artifacts import ArtifactService
 from adk_core.errors import AdkError, ModelError
 from adk_core.flow.contents import contents_for_ref
+from adk_core.flow.functions import resumable_tail_start
 from adk_core.memory import MemoryService
 from adk_core.models.base import LlmRequest
 from adk_core.plugins import PluginManager
@@ -24,6 +25,7 @@ from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 
 from . import contracts as c
+from ._history import StoredEventsCache
 from .apps import get_agent, get_app
 
 
@@ -52,6 +54,7 @@ class AdkActivities:
         self.sessions = session_service
         self.artifacts = artifact_service
         self.memory = memory_service
+        self._stored = StoredEventsCache(session_service)
 
     def all(self) -> list:
         return [
@@ -68,8 +71,7 @@ class AdkActivities:
         if not events:
             return
         stub = Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id)
-        for event in events:
-            await self.sessions.append_event(stub, event)
+        await self.sessions.append_events(stub, events)
 
     @activity.defn(name=c.APPEND_EVENTS)
     async def append_events(self, input: c.AppendEventsInput) -> c.AppendEventsResult:
@@ -93,10 +95,16 @@ class AdkActivities:
                 )
             session = await self.sessions.create_session(**get, state=input.initial_state)
             created = True
-        unloaded_through = None
-        if len(session.events) > input.tail_events:
-            unloaded_through = session.events[0].id
-            session.events = session.events[1:]
+        # Bring into the workflow only the part of the session a new invocation reads (routing,
+        # replies to pending calls); the rest stays in the store and reaches models by reference.
+        # That keeps this activity's result, which lands in workflow history, from growing with
+        # the conversation.
+        events = session.events
+        start = resumable_tail_start(events) if input.minimal_tail else 0
+        if start == 0 and len(events) > input.tail_events:
+            start = 1
+        unloaded_through = events[start - 1].id if start > 0 else None
+        session.events = events[start:]
         return c.LoadSessionResult(session=session, unloaded_through=unloaded_through, created=created)
 
     # --- model ------------------------------------------------------------------------------
@@ -120,19 +128,14 @@ class AdkActivities:
         ref = request.history
         if ref is None:
             return request
-        session = await self.sessions.get_session(
-            app_name=ref.app_name,
-            user_id=ref.user_id,
-            session_id=ref.session_id,
-            config=GetSessionConfig(through_event_id=ref.through_event_id),
-        )
-        if session is None or not session.events or session.events[-1].id != ref.through_event_id:
+        events = await self._stored.through((ref.app_name, ref.user_id, ref.session_id), ref.through_event_id)
+        if events is None:
             # The commit carrying this event may still be in flight in a concurrent activity.
             raise ApplicationError(
                 f"event {ref.through_event_id!r} of session {ref.session_id!r} is not stored yet",
                 type="HistoryNotReady",
             )
-        history = contents_for_ref(session.events, ref.agent_name, ref.branch, ref.current_turn_only)
+        history = contents_for_ref(events, ref.agent_name, ref.branch, ref.current_turn_only)
         return request.model_copy(update={"contents": history + request.contents, "history": None})
 
     # --- tools ------------------------------------------------------------------------------

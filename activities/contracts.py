@@ -34,8 +34,11 @@ class LoadSessionInput(BaseModel):
     create_if_missing: bool = True
     initial_state: dict[str, Any] | None = None
     tail_events: int = 20
-    """How many recent events to bring into the workflow (for routing and resuming); older ones
-    stay in the store and reach the model by reference."""
+    """At most this many recent events come into the workflow; older ones stay in the store and
+    reach the model by reference."""
+    minimal_tail: bool = True
+    """Bring only the suffix a new invocation needs (from the last agent event or the oldest
+    unanswered long-running call); False brings all ``tail_events``."""
 
 
 class LoadSessionResult(BaseModel):

@@ -10,6 +10,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.apps import get_app
     from adk_core.agents.run_config import RunConfig
     from adk_core.errors import AdkError
+    from adk_core.flow.functions import unanswered_long_running_calls
     from adk_core.runner import Runner
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
@@ -74,27 +75,22 @@ def pending_requests(events: list[Event]) -> list[PendingRequest]:
     Only a user's function response answers: a long-running tool's own first result (say
     ``{"status": "pending", "ticket": ...}``) carries the same call id but is not the answer.
     """
-    answered = {r.id for e in events if e.author == "user" for r in e.function_responses() if r.id}
     pending: list[PendingRequest] = []
-    for event in events:
-        ids = set(event.long_running_tool_ids or ())
-        for call in event.function_calls():
-            if call.id not in ids or call.id in answered:
-                continue
-            if call.name == REQUEST_CONFIRMATION_FUNCTION:
-                original = call.args.get("originalFunctionCall", {})
-                confirmation = call.args.get("toolConfirmation", {})
-                pending.append(
-                    PendingRequest(
-                        kind="tool_confirmation", call_id=call.id or "", name=original.get("name", ""),
-                        args=original.get("args", {}), hint=confirmation.get("hint", ""), agent=event.author,
-                    )
+    for _, event, call in unanswered_long_running_calls(events):
+        if call.name == REQUEST_CONFIRMATION_FUNCTION:
+            original = call.args.get("originalFunctionCall", {})
+            confirmation = call.args.get("toolConfirmation", {})
+            pending.append(
+                PendingRequest(
+                    kind="tool_confirmation", call_id=call.id or "", name=original.get("name", ""),
+                    args=original.get("args", {}), hint=confirmation.get("hint", ""), agent=event.author,
                 )
-            else:
-                pending.append(
-                    PendingRequest(kind="long_running_tool", call_id=call.id or "", name=call.name, args=call.args,
-                                   agent=event.author)
-                )
+            )
+        else:
+            pending.append(
+                PendingRequest(kind="long_running_tool", call_id=call.id or "", name=call.name, args=call.args,
+                               agent=event.author)
+            )
     return pending
 
 

@@ -63,17 +63,26 @@ class DurableSessionService(SessionService):
                           summary=f"commit {len(events)} event(s)")
         self.acknowledge(events)
 
-    async def load(self, *, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int) -> c.LoadSessionResult:
-        result = await self._store(
+    async def load(
+        self, *, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool = True
+    ) -> c.LoadSessionResult:
+        """Load the session this workflow serves; its tail becomes the workflow's session copy."""
+        result = await self._read(create_if_missing, initial_state, tail_events, minimal_tail)
+        self.unloaded_through = result.unloaded_through
+        return result
+
+    async def _read(
+        self, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool
+    ) -> c.LoadSessionResult:
+        return await self._store(
             c.LOAD_SESSION,
             c.LoadSessionInput(
-                key=self.key, create_if_missing=create_if_missing, initial_state=initial_state, tail_events=tail_events
+                key=self.key, create_if_missing=create_if_missing, initial_state=initial_state, tail_events=tail_events,
+                minimal_tail=minimal_tail,
             ),
             c.LoadSessionResult,
             summary=f"load session {self.key.session_id}",
         )
-        self.unloaded_through = result.unloaded_through
-        return result
 
     async def _store(self, name: str, arg: Any, result_type: type, *, summary: str) -> Any:
         if self._local:
@@ -96,8 +105,8 @@ class DurableSessionService(SessionService):
         if (app_name, user_id, session_id) != (self.key.app_name, self.key.user_id, self.key.session_id):
             raise SessionNotFoundError("a durable run can read only its own session")
         await self.flush()
-        result = await self.load(create_if_missing=False, initial_state=None,
-                                 tail_events=config.num_recent_events if config and config.num_recent_events else 10_000)
+        tail = config.num_recent_events if config and config.num_recent_events else 10_000
+        result = await self._read(False, None, tail, False)
         return result.session
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:

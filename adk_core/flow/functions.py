@@ -176,3 +176,29 @@ def confirmation_replies(event: Event, session_events: list[Event]) -> tuple[lis
             break
     calls.reverse()
     return calls, confirmations
+
+
+def unanswered_long_running_calls(events: list[Event]) -> list[tuple[int, Event, FunctionCall]]:
+    """(index, event, call) for long-running calls (confirmation requests included) that no user
+    reply has answered. A long-running tool's own first result carries the call id too, but only
+    a user's function response is the answer."""
+    answered = {r.id for e in events if e.author == "user" for r in e.function_responses() if r.id}
+    found = []
+    for i, event in enumerate(events):
+        ids = set(event.long_running_tool_ids or ())
+        for call in event.function_calls():
+            if call.id in ids and call.id not in answered:
+                found.append((i, event, call))
+    return found
+
+
+def resumable_tail_start(events: list[Event]) -> int:
+    """Where the part of a session a new invocation needs begins: the last agent event (it decides
+    who answers next) or the oldest call still waiting for a reply, whichever comes first.
+    Everything before it reaches the model by reference only."""
+    starts = [i for i, _, _ in unanswered_long_running_calls(events)]
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].author != "user":
+            starts.append(i)
+            break
+    return min(starts) if starts else 0

@@ -31,6 +31,8 @@ class GetSessionConfig(BaseModel):
     """Only events with a timestamp strictly after this."""
     through_event_id: str | None = None
     """Only events up to and including this one (a cursor into the log)."""
+    after_event_id: str | None = None
+    """Only events after this one (exclusive); nothing when it is not stored."""
 
 
 class ListSessionsResponse(BaseModel):
@@ -81,6 +83,13 @@ class SessionService(abc.ABC):
         in the store, never overwritten wholesale; the copy gains this event and its own delta
         only. Call ``get_session`` again to see what other writers added.
         """
+
+    async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
+        """Append several events in order, all or nothing: every event is checked before any is
+        written. Backends override this to store them in one transaction."""
+        for event in events:
+            prepare_event_for_storage(event)
+        return [await self.append_event(session, event) for event in events]
 
     @abc.abstractmethod
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -136,6 +145,13 @@ def select_events(events: list[Event], config: GetSessionConfig | None) -> list[
         for i, e in enumerate(events):
             if e.id == config.through_event_id:
                 events = events[: i + 1]
+                break
+        else:
+            events = []
+    if config.after_event_id is not None:
+        for i, e in enumerate(events):
+            if e.id == config.after_event_id:
+                events = events[i + 1 :]
                 break
         else:
             events = []

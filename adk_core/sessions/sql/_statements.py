@@ -116,12 +116,12 @@ LIST_USER_SESSIONS = _SESSION_ROWS.where(
 
 
 @functools.cache
-def get_session_with_events(through: bool, after: bool, last_n: bool) -> sa.Select[Any]:
+def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: bool = False) -> sa.Select[Any]:
     """GET_SESSION plus an ``events`` column: the selected events as one JSON array, oldest first.
 
     One statement, so one snapshot: the state returned is the state after the events returned.
     Filters (same semantics as ``base.select_events``): ``through`` = events up to and including
-    event id :through_id; ``after`` = timestamp > :after_ts; ``last_n`` = the last :n of those. All
+    event id :through_id; ``after`` = timestamp > :after_ts; ``after_id`` = after event :after_id; ``last_n`` = the last :n of those. All
     run on the (app_name, user_id, session_id, seq) index: the last N are read backwards from the
     end of the session and no other row is touched.
     """
@@ -131,6 +131,9 @@ def get_session_with_events(through: bool, after: bool, last_n: bool) -> sa.Sele
         chosen = chosen.where(events.c.seq <= cursor.scalar_subquery())
     if after:
         chosen = chosen.where(events.c.timestamp > P("after_ts"))
+    if after_id:
+        start = sa.select(events.c.seq).where(*_ITS_EVENTS, events.c.id == P("after_id"))
+        chosen = chosen.where(events.c.seq > start.scalar_subquery())
     if last_n:
         chosen = chosen.order_by(events.c.seq.desc()).limit(P("n", type_=sa.Integer))
     rows = chosen.subquery("chosen")

@@ -115,8 +115,10 @@ class DatabaseSessionService(SqlStore, SessionService):
                 config.through_event_id is not None,
                 config.after_timestamp is not None,
                 config.num_recent_events is not None,
+                config.after_event_id is not None,
             )
             params |= {
+                "after_id": config.after_event_id,
                 "through_id": config.through_event_id,
                 "after_ts": config.after_timestamp,
                 "n": config.num_recent_events,
@@ -142,22 +144,7 @@ class DatabaseSessionService(SqlStore, SessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         if prepare_event_for_storage(event) is None:
             return event
-        app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
-        params: dict[str, Any] = {
-            "app": session.app_name,
-            "user": session.user_id,
-            "sid": session.id,
-            "now": event.timestamp,
-            "event_id": event.id,
-            "invocation": event.invocation_id,
-            "by": event.author,
-            "on_branch": event.branch,
-            "at": event.timestamp,
-            "event_json": dumps_model(stored_copy(event), f"event {event.id!r}"),
-            **_shared_state_params(app_delta, user_delta),
-        }
-        if session_delta:
-            params["session_json"] = dumps(session_delta, "state delta")
+        params = _append_params(session, event)
         # Everything is serialized (so checked) above: a refusal has written nothing.
         try:
             async with self._engine.begin() as conn:
@@ -170,6 +157,26 @@ class DatabaseSessionService(SqlStore, SessionService):
         apply_event_to_session(session, event)
         return event
 
+    async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
+        """Append several events in ONE transaction (one commit, one fsync), all or nothing.
+
+        If any of them is already stored (a retried activity), falls back to appending one by one,
+        which skips the stored ones.
+        """
+        events = [e for e in events if prepare_event_for_storage(e) is not None]
+        if len(events) <= 1:
+            return [await self.append_event(session, e) for e in events]
+        prepared = [_append_params(session, e) for e in events]
+        try:
+            async with self._engine.begin() as conn:
+                for params in prepared:
+                    await _append(conn, params)
+        except _AlreadyStored:
+            return [await self.append_event(session, e) for e in events]
+        for event in events:
+            apply_event_to_session(session, event)
+        return events
+
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         async with self._engine.connect() as conn:
             return (
@@ -179,6 +186,26 @@ class DatabaseSessionService(SqlStore, SessionService):
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
         async with self._engine.connect() as conn:
             return (await conn.execute(q.APP_STATE, {"app": app_name})).scalar_one_or_none() or {}
+
+
+def _append_params(session: Session, event: Event) -> dict[str, Any]:
+    app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
+    params: dict[str, Any] = {
+        "app": session.app_name,
+        "user": session.user_id,
+        "sid": session.id,
+        "now": event.timestamp,
+        "event_id": event.id,
+        "invocation": event.invocation_id,
+        "by": event.author,
+        "on_branch": event.branch,
+        "at": event.timestamp,
+        "event_json": dumps_model(stored_copy(event), f"event {event.id!r}"),
+        **_shared_state_params(app_delta, user_delta),
+    }
+    if session_delta:
+        params["session_json"] = dumps(session_delta, "state delta")
+    return params
 
 
 async def _append(conn: AsyncConnection, params: dict[str, Any]) -> None:

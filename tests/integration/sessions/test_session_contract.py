@@ -298,3 +298,24 @@ async def test_concurrent_appenders_across_sessions_share_app_state(
         *(service.append_event(s, event(f"e{i}", 1.0, {f"app:k{i}": i})) for i, s in enumerate(sessions))
     )
     assert await service.get_app_state(app_name=app_name) == {f"k{i}": i for i in range(20)}
+
+
+async def test_append_events_stores_a_batch_in_order_and_tolerates_a_retried_batch(
+    service: SessionService, app_name: str
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="batch")
+    batch = [event("b1", 1.0, {"k1": 1, "user:u1": "x"}), event("b2", 2.0, {"k2": 2}), event("b3", 3.0)]
+    await service.append_events(session, batch)
+    # The same batch again (an activity retried after its commit landed) plus one new event.
+    await service.append_events(session, [*batch, event("b4", 4.0, {"k3": 3})])
+    stored = await reget(service, session)
+    assert [e.id for e in stored.events] == ["b1", "b2", "b3", "b4"]
+    assert stored.state == {"k1": 1, "k2": 2, "k3": 3, "user:u1": "x"}
+
+
+async def test_append_events_with_a_bad_event_writes_nothing(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="badbatch")
+    with pytest.raises(InvalidInputError):
+        await service.append_events(session, [event("g1", 1.0, {"ok": 1}), event("g2", 2.0, {"bad": object()})])
+    stored = await reget(service, session)
+    assert stored.events == [] and stored.state == {}

@@ -1,0 +1,60 @@
+"""A worker's cache of stored session events, so each model call reads only what is new.
+
+Model activities resolve a ContentsRef ("the events of this session through event X"). Reading
+the whole session for every call costs a full scan per model call; instead each worker keeps the
+stored prefix it last read and fetches only events after it. A cached list is always a complete
+prefix of the session in store order (it is only ever filled from reads), so an event found in it
+means everything before that event is there too.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from adk_core.sessions import GetSessionConfig, SessionService
+from adk_core.types import Event
+
+_Key = tuple[str, str, str]
+
+
+class StoredEventsCache:
+    def __init__(self, sessions: SessionService, *, max_sessions: int = 256) -> None:
+        self._sessions = sessions
+        self._max = max_sessions
+        self._events: OrderedDict[_Key, list[Event]] = OrderedDict()
+
+    async def through(self, key: _Key, event_id: str) -> list[Event] | None:
+        """The session's stored events up to and including ``event_id``; None if it is not stored."""
+        cached = self._events.get(key)
+        if cached is not None:
+            self._events.move_to_end(key)
+            found = _index(cached, event_id)
+            if found is not None:
+                return cached[: found + 1]
+            newer = await self._read(key, GetSessionConfig(after_event_id=cached[-1].id, through_event_id=event_id))
+            if newer and newer[-1].id == event_id:
+                cached.extend(newer)
+                return list(cached)
+        events = await self._read(key, GetSessionConfig(through_event_id=event_id))
+        if not events or events[-1].id != event_id:
+            self._events.pop(key, None)
+            return None
+        self._events[key] = events
+        self._events.move_to_end(key)
+        while len(self._events) > self._max:
+            self._events.popitem(last=False)
+        return list(events)
+
+    async def _read(self, key: _Key, config: GetSessionConfig) -> list[Event]:
+        app_name, user_id, session_id = key
+        session = await self._sessions.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=config
+        )
+        return session.events if session is not None else []
+
+
+def _index(events: list[Event], event_id: str) -> int | None:
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].id == event_id:
+            return i
+    return None
