@@ -8,12 +8,13 @@ them for every workflow run would cost more than the run itself.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import WorkflowRunner
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.adk_activities import AdkActivities
@@ -43,6 +44,21 @@ def sandbox_runner(extra_passthrough: Sequence[str] = ()) -> WorkflowRunner:
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
+def _runner_with_passthrough(extra_passthrough: Sequence[str]):
+    """Keep the caller's runner choice: a sandboxed runner gains our passthrough modules, an
+    unsandboxed one (``UnsandboxedWorkflowRunner``, faster, for code you trust) stays as it is."""
+
+    def configure(existing: WorkflowRunner | None) -> WorkflowRunner:
+        if isinstance(existing, SandboxedWorkflowRunner):
+            restrictions = existing.restrictions.with_passthrough_modules(*PASSTHROUGH, *extra_passthrough)
+            return dataclasses.replace(existing, restrictions=restrictions)
+        if isinstance(existing, UnsandboxedWorkflowRunner):
+            return existing
+        return sandbox_runner(extra_passthrough)
+
+    return configure
+
+
 class AdkPlugin(SimplePlugin):
     """Add to ``Client.connect(plugins=[...])``; a worker built from that client gets the rest.
 
@@ -68,6 +84,6 @@ class AdkPlugin(SimplePlugin):
             interceptors=[TracingInterceptor()] if tracing else None,
             workflows=WORKFLOWS if activities is not None else None,
             activities=activities.all() if activities is not None else None,
-            workflow_runner=sandbox_runner(passthrough_modules) if activities is not None else None,
+            workflow_runner=_runner_with_passthrough(passthrough_modules) if activities is not None else None,
             workflow_failure_exception_types=[AdkError],
         )

@@ -20,12 +20,23 @@ def worker(
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
     task_queue: Annotated[str | None, typer.Option("--task-queue", help="default: ADK_TASK_QUEUE or 'adk'")] = None,
+    unsandboxed: Annotated[
+        bool,
+        typer.Option(
+            "--unsandboxed",
+            help="run workflow code without Temporal's sandbox: faster, for apps whose callbacks you trust to be deterministic",
+        ),
+    ] = False,
 ) -> None:
     """Run a worker for the apps until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
-    run_async(_worker(app, address, database_url, task_queue))
+    run_async(_worker(app, address, database_url, task_queue, unsandboxed))
 
 
-async def _worker(specs: list[str], address: str | None, database_url: str | None, task_queue: str | None) -> None:
+async def _worker(
+    specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False
+) -> None:
+    from temporalio.worker import UnsandboxedWorkflowRunner
+
     from adkt.client import connect
     from adkt.commands._stack import wait_for_signal
     from adkt.services import open_services
@@ -37,7 +48,8 @@ async def _worker(specs: list[str], address: str | None, database_url: str | Non
     client = await connect(target.address, namespace=target.namespace)
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
-        built = build_worker(client, apps, task_queue=queue, **services)
+        options = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
+        built = build_worker(client, apps, task_queue=queue, **services, **options)
         err.print(f"worker for {', '.join(a.name for a in apps)} on task queue {queue!r} at {client.service_client.config.target_host}")
         task = asyncio.create_task(built.run())
         try:
