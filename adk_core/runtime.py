@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .agents.base import BaseAgent
     from .agents.context import InvocationContext
     from .models.base import LlmRequest, LlmResponse, Model
     from .tools.base import BaseTool
@@ -54,6 +55,11 @@ class Runtime(Protocol):
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """Run one tool; its state/artifact changes land in ``tool_context.actions``."""
+        ...
+
+    def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+        """Run a sub-agent (a ParallelAgent branch). A runtime may run it elsewhere, e.g. as a child
+        workflow when the agent asks for it; the events come back either way."""
         ...
 
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
@@ -96,6 +102,9 @@ class LocalRuntime:
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         return await tool.run_async(args=args, tool_context=tool_context)
+
+    def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+        return agent.run_async(ctx)
 
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
         return await ctx.session_service.append_event(ctx.session, event)

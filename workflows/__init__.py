@@ -3,9 +3,10 @@
     AgentRunWorkflow   one invocation: a message in, its events out
     SessionWorkflow    one conversation: messages by Update, continue-as-new between turns
     AgentToolWorkflow  an AgentTool's agent as a child workflow
+    AgentBranchWorkflow a ParallelAgent branch as a child workflow
 """
 
-from .agent_run import AgentRunWorkflow, AgentToolWorkflow
+from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
 from .contracts import (
     TASK_QUEUE,
     AgentRunInput,
@@ -23,6 +24,7 @@ from .session import SessionWorkflow
 __all__ = [
     "TASK_QUEUE",
     "AdkPlugin",
+    "AgentBranchWorkflow",
     "AgentRunInput",
     "AgentRunResult",
     "AgentRunWorkflow",

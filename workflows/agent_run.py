@@ -1,5 +1,6 @@
-"""AgentRunWorkflow: one invocation (a message in, its events out). AgentToolWorkflow: an
-AgentTool's agent as a child workflow, so agent trees show as workflow trees."""
+"""AgentRunWorkflow: one invocation (a message in, its events out). AgentToolWorkflow and
+AgentBranchWorkflow: an AgentTool's agent and a ParallelAgent branch as child workflows, so agent
+trees show as workflow trees."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ with workflow.unsafe.imports_passed_through():
 
     from ._invocation import DurableInvoker, check_reply, pending_requests
     from .contracts import (
+        AgentBranchInput,
+        AgentBranchResult,
         AgentRunInput,
         AgentRunResult,
         AgentToolInput,
@@ -88,3 +91,27 @@ class AgentToolWorkflow:
             run_config=RunConfig(max_llm_calls=input.max_llm_calls),
         )
         return AgentToolResult(response=response, state_delta=state_delta)
+
+
+@workflow.defn(name="AgentBranchWorkflow", failure_exception_types=[AdkError])
+class AgentBranchWorkflow:
+    """One ParallelAgent branch: runs the sub-agent on the parent's session and invocation,
+    stores its events, and hands them back to the parent."""
+
+    @workflow.run
+    async def run(self, input: AgentBranchInput) -> AgentBranchResult:
+        invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
+        session = await invoker.load(create=False, initial_state=None)
+        ctx = invoker.runner.new_invocation_context(
+            session, run_config=RunConfig(max_llm_calls=input.max_llm_calls), invocation_id=input.invocation_id
+        )
+        ctx.branch = input.branch
+        ctx.user_content = input.user_content
+        agent = get_agent(input.app_name, input.agent_name)
+        events: list[Event] = []
+        async for event in agent.run_async(ctx):
+            if not event.partial:
+                event = await invoker.runtime.commit(ctx, event)
+                events.append(event)
+        await invoker.sessions.flush()
+        return AgentBranchResult(events=events)

@@ -104,6 +104,24 @@ class AgentToolResult(BaseModel):
     state_delta: dict[str, Any] = Field(default_factory=dict)
 
 
+class AgentBranchInput(BaseModel):
+    """A ParallelAgent branch run as a child workflow, inside its parent's invocation."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    agent_name: str
+    branch: str
+    invocation_id: str
+    user_content: Content | None = None
+    max_llm_calls: int = 500
+
+
+class AgentBranchResult(BaseModel):
+    events: list[Event]
+    """The branch's events, already stored."""
+
+
 def session_workflow_id(app_name: str, user_id: str, session_id: str) -> str:
     return f"adk-session/{app_name}/{user_id}/{session_id}"
 

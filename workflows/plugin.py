@@ -20,10 +20,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.adk_activities import AdkActivities
 from adk_core.errors import AdkError
 
-from .agent_run import AgentRunWorkflow, AgentToolWorkflow
+from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
 from .session import SessionWorkflow
 
-WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, SessionWorkflow]
+WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow]
 PASSTHROUGH = (
     "adk_core",
     "workflows",

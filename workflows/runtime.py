@@ -20,6 +20,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from activities import contracts as c
     from adk_core import telemetry
+    from adk_core.agents.base import BaseAgent
     from adk_core.agents.context import InvocationContext, ToolContext
     from adk_core.errors import ModelError, RemoteError
     from adk_core.flow.contents import build_contents, current_turn_events
@@ -30,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.execution import ToolExecution
     from adk_core.types import Event
 
-    from .contracts import AgentToolInput, AgentToolResult
+    from .contracts import AgentBranchInput, AgentBranchResult, AgentToolInput, AgentToolResult
     from .services import DurableSessionService
 
 MODEL_TIMEOUT = timedelta(minutes=10)
@@ -95,6 +96,34 @@ class TemporalRuntime:
             agent_name=agent.name, branch=ctx.branch, current_turn_only=current_turn_only,
         )
         return request.model_copy(update={"history": ref, "contents": request.contents[n:]})
+
+    async def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+        if not agent.durable.get("child_workflow") or ctx.session_service is not self.sessions:
+            async for event in agent.run_async(ctx):
+                yield event
+            return
+        from .agent_run import AgentBranchWorkflow  # noqa: PLC0415  (cycle: the child uses this runtime)
+
+        await self.sessions.flush()  # the child reads the session from the store
+        result = await workflow.execute_child_workflow(
+            AgentBranchWorkflow.run,
+            AgentBranchInput(
+                app_name=self.app_name,
+                user_id=ctx.user_id,
+                session_id=ctx.session.id,
+                agent_name=agent.name,
+                branch=ctx.branch or agent.name,
+                invocation_id=ctx.invocation_id,
+                user_content=ctx.user_content,
+                max_llm_calls=ctx.run_config.max_llm_calls,
+            ),
+            id=f"{workflow.info().workflow_id}/branch/{ctx.invocation_id}/{agent.name}",
+            result_type=AgentBranchResult,
+            static_summary=f"branch {ctx.branch or agent.name}",
+        )
+        for event in result.events:
+            self.sessions.stored_elsewhere.add(event.id)
+            yield event
 
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
         return await ctx.session_service.append_event(ctx.session, event)
@@ -200,7 +229,7 @@ class TemporalRuntime:
             ),
             result_type=AgentToolResult,
             id=f"{workflow.info().workflow_id}/tool/{tool_context.function_call_id}",
-            summary=f"agent tool {tool.agent.name}",
+            static_summary=f"agent tool {tool.agent.name}",
         )
         if tool.skip_summarization:
             tool_context.actions.skip_summarization = True

@@ -34,6 +34,8 @@ class DurableSessionService(SessionService):
     def __init__(self, key: c.SessionKey, *, use_local_activities: bool = True) -> None:
         self.key = key
         self.unacked: list[Event] = []
+        self.stored_elsewhere: set[str] = set()
+        """Ids of events a child workflow already stored: applied here, not stored again."""
         self.unloaded_through: str | None = None
         """The newest stored event not held in the workflow's session copy (see history_cursor)."""
         self._local = use_local_activities
@@ -43,6 +45,9 @@ class DurableSessionService(SessionService):
         if prepare_event_for_storage(event) is None:
             return event
         apply_event_to_session(session, event)  # drops temp: keys from the event's delta
+        if event.id in self.stored_elsewhere:
+            self.stored_elsewhere.discard(event.id)
+            return event
         self.unacked.append(event)
         return event
 

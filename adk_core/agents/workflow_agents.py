@@ -51,6 +51,8 @@ class ParallelAgent(BaseAgent):
 
     Events are yielded as they come; a branch waits until its event has been handled (stored by
     the runner) before it goes on, so state written by an event is visible to its next step.
+    Branches run through ``runtime.run_agent``: the durable runtime runs a sub-agent with
+    ``durable={"child_workflow": True}`` as a child workflow.
     """
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncIterator[Event]:
@@ -59,7 +61,7 @@ class ParallelAgent(BaseAgent):
         async def run_branch(sub: BaseAgent) -> None:
             branch = f"{ctx.branch}.{sub.name}" if ctx.branch else f"{self.name}.{sub.name}"
             try:
-                async for event in sub.run_async(ctx.for_branch(branch)):
+                async for event in ctx.runtime.run_agent(sub, ctx.for_branch(branch)):
                     handled = asyncio.Event()
                     await queue.put((event, handled))
                     await handled.wait()
