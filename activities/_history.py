@@ -45,6 +45,22 @@ class StoredEventsCache:
             self._events.popitem(last=False)
         return list(events)
 
+    def extend(self, key: _Key, after_event_id: str | None, events: list[Event]) -> bool:
+        """Add events being stored right after ``after_event_id``, if that is where the cached
+        prefix ends (the workflow knows the order). True when the cache now ends with them."""
+        cached = self._events.get(key)
+        if not events or cached is None or after_event_id is None:
+            return False
+        if cached[-1].id == events[-1].id:
+            return True  # a retried activity: already added
+        if cached[-1].id != after_event_id:
+            return False
+        cached.extend(events)
+        return True
+
+    def invalidate(self, key: _Key) -> None:
+        self._events.pop(key, None)
+
     async def _read(self, key: _Key, config: GetSessionConfig) -> list[Event]:
         app_name, user_id, session_id = key
         session = await self._sessions.get_session(

@@ -7,6 +7,7 @@ and when to retry.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import activity
@@ -73,10 +74,32 @@ class AdkActivities:
         stub = Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id)
         await self.sessions.append_events(stub, events)
 
+    async def _with_commit(self, key: c.SessionKey, after: str | None, events: list, work):
+        """Store ``events`` and do ``work``. When the worker's cache can take the events directly,
+        the store write overlaps the work; the activity returns only after both are done."""
+        cache_key = (key.app_name, key.user_id, key.session_id)
+        if not self._stored.extend(cache_key, after, events):
+            await self._commit(key, events)
+            return await work()
+        write = asyncio.ensure_future(self._commit(key, events))
+        try:
+            result = await work()
+        except BaseException:
+            await asyncio.gather(write, return_exceptions=True)
+            raise
+        try:
+            await write
+        except BaseException:
+            self._stored.invalidate(cache_key)
+            raise
+        return result
+
     @activity.defn(name=c.APPEND_EVENTS)
     async def append_events(self, input: c.AppendEventsInput) -> c.AppendEventsResult:
-        await self._commit(input.key, input.events)
-        return c.AppendEventsResult(appended=len(input.events))
+        async def counted() -> c.AppendEventsResult:
+            return c.AppendEventsResult(appended=len(input.events))
+
+        return await self._with_commit(input.key, input.after, input.events, counted)
 
     @activity.defn(name=c.LOAD_SESSION)
     async def load_session(self, input: c.LoadSessionInput) -> c.LoadSessionResult:
@@ -110,7 +133,9 @@ class AdkActivities:
     # --- model ------------------------------------------------------------------------------
     @activity.defn(name=c.GENERATE_CONTENT)
     async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
-        await self._commit(input.key, input.commit)
+        return await self._with_commit(input.key, input.commit_after, input.commit, lambda: self._generate(input))
+
+    async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
         agent = get_agent(input.app_name, input.agent_name)
         if not isinstance(agent, LlmAgent):
             raise ApplicationError(f"agent {input.agent_name!r} is not an LlmAgent", non_retryable=True)
@@ -141,7 +166,9 @@ class AdkActivities:
     # --- tools ------------------------------------------------------------------------------
     @activity.defn(name=c.RUN_TOOL)
     async def run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
-        await self._commit(input.key, input.commit)
+        return await self._with_commit(input.key, input.commit_after, input.commit, lambda: self._run_tool(input))
+
+    async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
         app = get_app(input.app_name)
         agent = get_agent(input.app_name, input.agent_name)
         session = Session(

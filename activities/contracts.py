@@ -52,6 +52,8 @@ class LoadSessionResult(BaseModel):
 class AppendEventsInput(BaseModel):
     key: SessionKey
     events: list[Event]
+    after: str | None = None
+    """The stored event these follow, when known (feeds the worker's cache)."""
 
 
 class AppendEventsResult(BaseModel):
@@ -65,8 +67,11 @@ class ModelCallInput(BaseModel):
     request: LlmRequest
     stream: bool = False
     commit: list[Event] = Field(default_factory=list)
-    """Events the workflow made since its last activity; stored (idempotently) before the call,
-    so the request's history reference can include them."""
+    """Events the workflow made since its last activity; stored (idempotently) before the call
+    returns, and readable by the request's history reference."""
+    commit_after: str | None = None
+    """The stored event ``commit`` follows, when the workflow knows it (lets the worker's cache
+    take the events without reading them back)."""
 
 
 class ModelCallResult(BaseModel):
@@ -88,6 +93,7 @@ class ToolCallInput(BaseModel):
     tool_confirmation: ToolConfirmation | None = None
     retry_errors: bool = False
     commit: list[Event] = Field(default_factory=list)
+    commit_after: str | None = None
 
 
 class ToolCallResult(BaseModel):

@@ -128,14 +128,16 @@ class TemporalRuntime:
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
         return await ctx.session_service.append_event(ctx.session, event)
 
-    def _commits_for(self, ctx: InvocationContext) -> list[Event]:
-        return self.sessions.take_commits() if ctx.session_service is self.sessions else []
+    def _commits_for(self, ctx: InvocationContext) -> tuple[list[Event], str | None]:
+        if ctx.session_service is not self.sessions:
+            return [], None
+        return self.sessions.take_commits(), self.sessions.commit_after()
 
     # --- model ------------------------------------------------------------------------------
     async def generate_content(
         self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
     ) -> AsyncIterator[LlmResponse]:
-        commits = self._commits_for(ctx)
+        commits, after = self._commits_for(ctx)
         call = c.ModelCallInput(
             app_name=self.app_name,
             agent_name=ctx.agent.name,
@@ -143,6 +145,7 @@ class TemporalRuntime:
             request=self._by_reference(request, ctx),
             stream=stream,
             commit=commits,
+            commit_after=after,
         )
         durable = ctx.agent.durable
         try:
@@ -169,7 +172,7 @@ class TemporalRuntime:
                 return await self._run_agent_tool_as_child(tool, args, tool_context)
             return await tool.run_async(args=args, tool_context=tool_context)
         ctx = tool_context.invocation_context
-        commits = self._commits_for(ctx)
+        commits, after = self._commits_for(ctx)
         call = c.ToolCallInput(
             app_name=self.app_name,
             agent_name=ctx.agent.name,
@@ -184,6 +187,7 @@ class TemporalRuntime:
             tool_confirmation=tool_context.tool_confirmation,
             retry_errors=execution.retry_errors,
             commit=commits,
+            commit_after=after,
         )
         options: dict[str, Any] = dict(
             result_type=c.ToolCallResult,

@@ -34,6 +34,9 @@ class DurableSessionService(SessionService):
     def __init__(self, key: c.SessionKey, *, use_local_activities: bool = True) -> None:
         self.key = key
         self.unacked: list[Event] = []
+        self.stored_through: str | None = None
+        """The newest event known stored with everything before it: what the next commit follows."""
+        self._order: dict[str, int] = {}
         self.stored_elsewhere: set[str] = set()
         """Ids of events a child workflow already stored: applied here, not stored again."""
         self.unloaded_through: str | None = None
@@ -46,8 +49,11 @@ class DurableSessionService(SessionService):
             return event
         apply_event_to_session(session, event)  # drops temp: keys from the event's delta
         if event.id in self.stored_elsewhere:
+            # Stored by a child workflow, possibly interleaved with a sibling's: the order is unknown.
             self.stored_elsewhere.discard(event.id)
+            self.stored_through = None
             return event
+        self._order[event.id] = len(self._order)
         self.unacked.append(event)
         return event
 
@@ -55,16 +61,29 @@ class DurableSessionService(SessionService):
         """Events to send with the next activity. They stay queued until it succeeds."""
         return list(self.unacked)
 
+    def commit_after(self) -> str | None:
+        """The stored event the queued commits follow (None: unknown, the activity reads back)."""
+        return self.stored_through
+
     def acknowledge(self, events: list[Event]) -> None:
+        if not events:
+            return
         stored = {e.id for e in events}
         self.unacked = [e for e in self.unacked if e.id not in stored]
+        # A batch is always a prefix of the queue when taken, so its last event is stored with
+        # everything before it; concurrent batches may come back out of order, hence the max.
+        last = events[-1].id
+        current = self._order.get(self.stored_through or "", -1)
+        if self._order.get(last, -1) >= current:
+            self.stored_through = last
 
     async def flush(self) -> None:
         """Store every queued event now (end of invocation, before continue-as-new)."""
         events = self.take_commits()
         if not events:
             return
-        await self._store(c.APPEND_EVENTS, c.AppendEventsInput(key=self.key, events=events), c.AppendEventsResult,
+        await self._store(c.APPEND_EVENTS, c.AppendEventsInput(key=self.key, events=events, after=self.commit_after()),
+                          c.AppendEventsResult,
                           summary=f"commit {len(events)} event(s)")
         self.acknowledge(events)
 
@@ -74,6 +93,8 @@ class DurableSessionService(SessionService):
         """Load the session this workflow serves; its tail becomes the workflow's session copy."""
         result = await self._read(create_if_missing, initial_state, tail_events, minimal_tail)
         self.unloaded_through = result.unloaded_through
+        events = result.session.events
+        self.stored_through = events[-1].id if events else result.unloaded_through
         return result
 
     async def _read(

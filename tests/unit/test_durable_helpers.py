@@ -71,3 +71,46 @@ def test_resumable_tail_keeps_calls_still_waiting_for_a_reply() -> None:
         content=Content(role="user", parts=[Part.from_function_response("approve", {"ok": True}, id="c1")]),
     )
     assert resumable_tail_start([*events, answered, _event("a3", "bot")]) == 5
+
+
+async def test_cache_takes_events_the_workflow_says_follow_its_prefix() -> None:
+    sessions = CountingSessions()
+    session = await sessions.create_session(app_name="a", user_id="u", session_id="s")
+    await sessions.append_event(session, _event("e1"))
+    cache = StoredEventsCache(sessions)
+    key = ("a", "u", "s")
+    await cache.through(key, "e1")
+    assert cache.extend(key, "e1", [_event("e2"), _event("e3")])
+    assert cache.extend(key, "e1", [_event("e2"), _event("e3")]), "a retried activity is fine"
+    assert not cache.extend(key, "elsewhere", [_event("e9")])
+    assert not cache.extend(key, None, [_event("e9")])
+    reads = len(sessions.reads)
+    assert [e.id for e in await cache.through(key, "e3") or []] == ["e1", "e2", "e3"]
+    assert len(sessions.reads) == reads, "served from the cache"
+
+
+async def test_durable_sessions_track_what_the_next_commit_follows() -> None:
+    from activities.contracts import SessionKey
+    from adk_core.sessions import Session
+    from workflows.services import DurableSessionService
+
+    sessions = DurableSessionService(SessionKey(app_name="a", user_id="u", session_id="s"))
+    sessions.stored_through = "e0"
+    live = Session(id="s", app_name="a", user_id="u")
+
+    async def append(eid: str) -> None:
+        await sessions.append_event(live, _event(eid))
+
+    await append("e1")
+    await append("e2")
+    short = sessions.take_commits()
+    await append("e3")
+    long = sessions.take_commits()
+    assert sessions.commit_after() == "e0"
+    sessions.acknowledge(long)
+    assert sessions.commit_after() == "e3" and sessions.unacked == []
+    sessions.acknowledge(short)  # a slower, shorter batch coming back later must not move it back
+    assert sessions.commit_after() == "e3"
+    sessions.stored_elsewhere.add("c1")
+    await append("c1")
+    assert sessions.commit_after() is None and sessions.unacked == []
