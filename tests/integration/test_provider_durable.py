@@ -1,0 +1,88 @@
+"""Providers under the durable runtime: HTTP status becomes Temporal retry behaviour, keys never
+reach workflow history, and a plain-JSON start from the temporal CLI works."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio.client import WorkflowFailureError
+
+from activities import register_app
+from adk_core import App, LlmAgent
+from adk_core.models.gemini import GeminiModel
+from adkt.embedded import temporal_binary
+from examples.w1 import USER_MESSAGE, build_agent
+from tests.integration.conftest import DurableStack
+
+pytestmark = pytest.mark.integration
+
+PAYLOADS = Path(__file__).parent.parent / "unit" / "models" / "payloads"
+SECRET = "sk-test-never-in-history-4242"
+
+
+def _gemini(responses: list[httpx.Response], seen: list[httpx.Request]) -> GeminiModel:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return responses.pop(0)
+
+    return GeminiModel("gemini-2.5-flash", api_key=SECRET, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+
+
+def _ok() -> httpx.Response:
+    return httpx.Response(200, json=json.loads((PAYLOADS / "gemini_text.json").read_text()))
+
+
+async def _history_json(stack: DurableStack, workflow_id: str) -> str:
+    handle = stack.client.client.get_workflow_handle(workflow_id)
+    return (await handle.fetch_history()).to_json()
+
+
+async def test_429_is_retried_after_retry_after_and_the_key_stays_out_of_history(durable_stack: DurableStack) -> None:
+    seen: list[httpx.Request] = []
+    limited = httpx.Response(429, headers={"Retry-After": "1"}, json={"error": {"code": 429, "message": "slow down"}})
+    model = _gemini([limited, _ok()], seen)
+    app = register_app(App(name=f"gemini_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="g", model=model)))
+    workflow_id = f"provider-{uuid.uuid4().hex[:8]}"
+    result = await durable_stack.client.run_once(app.name, "u1", "s1", "hello", workflow_id=workflow_id)
+    assert result.final_text, "the retried call answered"
+    assert len(seen) == 2 and all(r.headers["x-goog-api-key"] == SECRET for r in seen)
+    history = await _history_json(durable_stack, workflow_id)
+    assert SECRET not in history
+    attempts = [
+        e["activityTaskStartedEventAttributes"].get("attempt", 1)
+        for e in json.loads(history)["events"]
+        if "activityTaskStartedEventAttributes" in e
+    ]
+    assert max(attempts) == 2
+
+
+async def test_400_fails_the_run_without_retrying(durable_stack: DurableStack) -> None:
+    seen: list[httpx.Request] = []
+    bad = httpx.Response(400, json=json.loads((PAYLOADS / "gemini_error_400.json").read_text()))
+    model = _gemini([bad, _ok()], seen)
+    app = register_app(App(name=f"gemini_bad_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="g", model=model)))
+    with pytest.raises(WorkflowFailureError) as failure:
+        await durable_stack.client.run_once(app.name, "u1", "s1", "hello")
+    assert len(seen) == 1, "a 400 is not retried"
+    assert "ModelError" in repr(failure.value.cause) or "400" in str(failure.value.cause)
+    assert SECRET not in str(failure.value.cause)
+
+
+async def test_temporal_cli_starts_an_agent_run_with_plain_json(durable_stack: DurableStack) -> None:
+    app = register_app(App(name=f"w1_cli_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
+    payload = {"app_name": app.name, "user_id": "u1", "session_id": "cli", "message": USER_MESSAGE}
+    process = await asyncio.create_subprocess_exec(
+        temporal_binary(), "workflow", "execute", "--address", durable_stack.address,
+        "--type", "AgentRunWorkflow", "--task-queue", durable_stack.task_queue,
+        "--workflow-id", f"cli-{uuid.uuid4().hex[:8]}", "--input", json.dumps(payload), "--output", "json",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0, stderr.decode()
+    output = json.loads(stdout)
+    assert output["result"]["final_text"] == "done", output
