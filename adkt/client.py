@@ -42,14 +42,23 @@ async def connect(address: str | None = None, *, namespace: str | None = None, t
 class AdkClient:
     """Conversations run as SessionWorkflows, one per (app, user, session)."""
 
-    def __init__(self, client: Client, *, task_queue: str = TASK_QUEUE) -> None:
+    def __init__(self, client: Client, *, task_queue: str = TASK_QUEUE, idle_timeout_seconds: float | None = None) -> None:
+        """``idle_timeout_seconds``: how long a conversation's workflow waits for the next message
+        before it ends (the next message starts it again); None keeps the workflow's default."""
         self.client = client
         self.task_queue = task_queue
+        self.idle_timeout_seconds = idle_timeout_seconds
 
     def _start(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> WithStartWorkflowOperation:
         return WithStartWorkflowOperation(
             SessionWorkflow.run,
-            SessionWorkflowInput(app_name=app, user_id=user_id, session_id=session_id, initial_state=initial_state),
+            SessionWorkflowInput(
+                app_name=app,
+                user_id=user_id,
+                session_id=session_id,
+                initial_state=initial_state,
+                **({"idle_timeout_seconds": self.idle_timeout_seconds} if self.idle_timeout_seconds else {}),
+            ),
             id=session_workflow_id(app, user_id, session_id),
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

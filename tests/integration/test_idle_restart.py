@@ -1,0 +1,47 @@
+"""An idle conversation's workflow ends; the next message starts it again with nothing lost."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from activities import register_app
+from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core.models import function_call_response, text_response
+from adkt.client import AdkClient
+from tests.integration.conftest import DurableStack
+from tests.scenarios import responses_since_user_text
+from workflows import session_workflow_id
+
+pytestmark = pytest.mark.integration
+
+
+async def test_idle_conversation_ends_and_the_next_message_restarts_it(durable_stack: DurableStack) -> None:
+    def remember(color: str, tool_context: ToolContext) -> dict:
+        """Remember a color."""
+        tool_context.state["color"] = color
+        return {"ok": True}
+
+    def script(request: LlmRequest) -> Any:
+        if responses_since_user_text(request):
+            return text_response("noted")
+        texts = [p.text for c in request.contents for p in c.parts if p.text]
+        if texts[-1].startswith("remember"):
+            return function_call_response("remember", {"color": texts[-1].split()[-1]})
+        return text_response("earlier you said: " + texts[0])
+
+    model = ScriptedModel(script)
+    app = register_app(App(name=f"idle_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=model, tools=[remember])))
+    client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=1)
+    await client.send(app.name, "u1", "s1", "remember blue")
+    handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+    first_run = (await handle.describe()).run_id
+    await handle.result()  # ends after a second without messages
+    second = await client.send(app.name, "u1", "s1", "what did I say?")
+    assert second.final_text == "earlier you said: remember blue"
+    assert (await handle.describe()).run_id != first_run
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None and stored.state["color"] == "blue"
+    assert len({e.id for e in stored.events}) == len(stored.events) == 6
