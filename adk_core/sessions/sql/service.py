@@ -31,22 +31,19 @@ from .engine import SqlStore
 _EVENT_LIST = TypeAdapter(list[Event])
 
 
-class _AlreadyStored(Exception):
-    """Raised inside an append transaction to roll it back: the event id is already stored."""
-
-
 class DatabaseSessionService(SqlStore, SessionService):
     """Sessions in Postgres: tables adk_sessions, adk_events, adk_app_states, adk_user_states.
 
     The tables come from the shipped migrations (``await adk_core.sessions.sql.migrate(url)`` at deploy
     or start-up); the constructor connects to nothing and creates nothing.
 
-    Every append is one transaction: the session row is locked by the UPDATE that allocates the
-    event's sequence number, the event is inserted, and the session/app/user deltas are merged with
-    jsonb ``||``, so only the delta's keys change and concurrent writers never lose each other's
-    keys. An event id that is already stored rolls the transaction back and the append succeeds
-    unchanged (a Temporal activity may run the same append twice). Keys and values are validated
-    before the transaction starts; a failure anywhere leaves nothing written.
+    Every append is one atomic statement (``_statements.append_event_statement``): it locks the
+    session row, numbers and inserts the event, and merges the session/app/user deltas with jsonb
+    ``||``, so only the delta's keys change and concurrent writers never lose each other's keys. An
+    event id that is already stored inserts nothing and merges nothing, and the append succeeds
+    unchanged (a Temporal activity may run the same append twice). ``append_events`` runs several
+    such statements in one transaction. Keys and values are validated before anything is sent; a
+    failure anywhere leaves nothing written.
 
     A caller holding an old copy of the session (other writers appended since it was read) still
     appends successfully: its deltas are merged into the stored state, never written over it. Its
@@ -146,35 +143,29 @@ class DatabaseSessionService(SqlStore, SessionService):
             return event
         params = _append_params(session, event)
         # Everything is serialized (so checked) above: a refusal has written nothing.
-        try:
-            async with self._engine.begin() as conn:
-                await _append(conn, params)
-        except _AlreadyStored:
-            # A retried append: the store already has this event; bring the caller's copy level.
-            if not any(e.id == event.id for e in session.events):
-                apply_event_to_session(session, event)
-            return event
-        apply_event_to_session(session, event)
+        async with self._engine.connect() as conn:
+            # One self-contained statement: no BEGIN/COMMIT round trips needed.
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            stored = await _append(conn, params)
+        if stored or not any(e.id == event.id for e in session.events):
+            # A retried append finds the event stored already: bring the caller's copy level.
+            apply_event_to_session(session, event)
         return event
 
     async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
-        """Append several events in ONE transaction (one commit, one fsync), all or nothing.
-
-        If any of them is already stored (a retried activity), falls back to appending one by one,
-        which skips the stored ones.
-        """
+        """Append several events in ONE transaction (one commit), all or nothing. Events already
+        stored (a retried activity) are skipped."""
         events = [e for e in events if prepare_event_for_storage(e) is not None]
         if len(events) <= 1:
             return [await self.append_event(session, e) for e in events]
         prepared = [_append_params(session, e) for e in events]
-        try:
-            async with self._engine.begin() as conn:
-                for params in prepared:
-                    await _append(conn, params)
-        except _AlreadyStored:
-            return [await self.append_event(session, e) for e in events]
+        async with self._engine.begin() as conn:
+            for params in prepared:
+                await _append(conn, params)
+        known = {e.id for e in session.events}
         for event in events:
-            apply_event_to_session(session, event)
+            if event.id not in known:
+                apply_event_to_session(session, event)
         return events
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -208,18 +199,16 @@ def _append_params(session: Session, event: Event) -> dict[str, Any]:
     return params
 
 
-async def _append(conn: AsyncConnection, params: dict[str, Any]) -> None:
-    lock = q.LOCK_AND_NUMBER_WITH_STATE if "session_json" in params else q.LOCK_AND_NUMBER
-    # The UPDATE locks the session row until commit: appenders to one session take turns here.
-    seq = (await conn.execute(lock, params)).scalar_one_or_none()
-    if seq is None:
+async def _append(conn: AsyncConnection, params: dict[str, Any]) -> bool:
+    """Store one event; False when its id was stored already (then nothing changed)."""
+    statement = q.append_event_statement("session_json" in params, "app_json" in params, "user_json" in params)
+    row = (await conn.execute(statement, params)).one()
+    if not row.found:
         raise SessionNotFoundError(
             f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
             "create it with create_session() before appending events"
         )
-    if (await conn.execute(q.INSERT_EVENT, {**params, "new_seq": seq})).first() is None:
-        raise _AlreadyStored
-    await _merge_shared_state(conn, params)
+    return row.inserted is not None
 
 
 async def _merge_shared_state(conn: AsyncConnection, params: dict[str, Any]) -> None:
