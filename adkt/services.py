@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,12 +13,11 @@ from adk_core.errors import ConfigurationError
 from adk_core.memory.sql import DatabaseMemoryService
 from adk_core.sessions.sql import DatabaseSessionService, migrate
 from adk_core.sessions.sql.engine import postgres_url
-
-DATABASE_URL_ENV = "ADK_DATABASE_URL"
+from adkt.settings import Settings
 
 
 def database_url(explicit: str | None = None) -> str | None:
-    return explicit or os.environ.get(DATABASE_URL_ENV) or None
+    return explicit or Settings.load().database_url
 
 
 @contextlib.asynccontextmanager
@@ -28,7 +26,7 @@ async def open_services(url: str | None) -> AsyncIterator[dict[str, Any]]:
     url = database_url(url)
     if not url:
         raise ConfigurationError(
-            f"no sessions database: pass --database-url or set {DATABASE_URL_ENV}=postgresql+psycopg://..., "
+            "no sessions database: pass --database-url or set ADK_DATABASE_URL=postgresql+psycopg://..., "
             "or use `adkt dev`, which starts an embedded Postgres for you"
         )
     await migrate(url)
