@@ -48,6 +48,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # _floor, also when a subprocess imports this module
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -57,6 +58,7 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
 
+from _floor import SandboxedFloorWorkflow  # noqa: E402
 from activities import AdkActivities, register_app  # noqa: E402
 from activities.contracts import GENERATE_CONTENT  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
@@ -257,7 +259,8 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
         profiler_pool = ProfilingExecutor(max_workers=max(4, WORKER_OPTIONS["max_concurrent_workflow_tasks"]))
         async with open_services(pg.url) as services:
             main = build_worker(
-                client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow], activities=[noop],
+                client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
+                activities=[noop],
                 workflow_task_executor=profiler_pool, **services, **WORKER_OPTIONS,
             )
             unsbx = unsandboxed_worker(client, services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
@@ -287,7 +290,9 @@ async def sequential(
         "session": Series(),
         "agent_run": Series(),
         "agent_run_unsandboxed": Series(),
+        "session_unsandboxed": Series(),
         "floor": Series(),
+        "floor_sandboxed": Series(),
     }
     conv = f"conv-{uuid.uuid4().hex[:8]}"
 
@@ -302,6 +307,16 @@ async def sequential(
     async def floor_turn() -> None:
         assert await floor_once(client) == 7
 
+    async def sandboxed_floor_turn() -> None:
+        got = await client.execute_workflow(
+            SandboxedFloorWorkflow.run, 0, id=f"bench-floor-sbx/{uuid.uuid4().hex[:12]}", task_queue=TASK_QUEUE
+        )
+        assert got == 7
+
+    async def session_unsandboxed_turn() -> None:
+        result = await adk_unsbx.send("w1", "u1", conv + "-unsbx", w1.USER_MESSAGE)
+        w1.check_turn(result.events)
+
     with console.status("sequential turns"):
         for i in range(args.warmup + args.turns):
             # Interleaved, so drift and noise hit every kind alike.
@@ -309,7 +324,9 @@ async def sequential(
                 ("session", session_turn),
                 ("agent_run", lambda: agent_run_turn(adk)),
                 ("agent_run_unsandboxed", lambda: agent_run_turn(adk_unsbx)),
+                ("session_unsandboxed", session_unsandboxed_turn),
                 ("floor", floor_turn),
+                ("floor_sandboxed", sandboxed_floor_turn),
             ]
             for name, fn in steps:
                 if i < args.warmup:
@@ -322,6 +339,10 @@ async def sequential(
         s["ratio_to_floor"] = s["mean_ms"] / floor
         s["median_ratio_to_floor"] = s["median_ms"] / seq["floor"]["median_ms"]
         s["cpu_ratio_to_floor"] = s["cpu_ms_per_turn"] / seq["floor"]["cpu_ms_per_turn"]
+        # The same runner on both sides: sandboxed kinds against the sandboxed floor, unsandboxed
+        # kinds against the unsandboxed one.
+        same = "floor" if "unsandboxed" in name or name == "floor" else "floor_sandboxed"
+        s["ratio_to_same_runner_floor"] = s["mean_ms"] / seq[same]["mean_ms"]
     results["sequential"] = seq
 
 
@@ -617,26 +638,30 @@ async def _peer_child(args: argparse.Namespace) -> dict:
 def render(results: dict, console: Console) -> None:
     seq = results["sequential"]
     t = Table(title=f"W1 on Temporal, {results['mode']} dev server: sequential turns ({results['turns']} each, interleaved)")
-    for col in ("kind", "mean ms", "median ms", "ratio mean", "ratio median", "CPU ms/turn", "CPU ratio"):
+    for col in ("kind", "mean ms", "median ms", "ratio mean", "ratio median", "CPU ms/turn", "CPU ratio",
+                "ratio, same-runner floor"):
         t.add_column(col, justify="right" if col != "kind" else "left")
     labels = {
         "session": "W1 SessionWorkflow (steady state)",
         "agent_run": "W1 AgentRunWorkflow (fresh, sandboxed)",
         "agent_run_unsandboxed": "W1 AgentRunWorkflow (fresh, unsandboxed)",
-        "floor": "floor: 7 no-op activities",
+        "session_unsandboxed": "W1 SessionWorkflow (steady state, unsandboxed)",
+        "floor": "floor: 7 no-op activities (unsandboxed)",
+        "floor_sandboxed": "floor: 7 no-op activities (sandboxed)",
     }
     for name, label in labels.items():
         s = seq[name]
         t.add_row(label, f"{s['mean_ms']:.1f}", f"{s['median_ms']:.1f}", f"{s['ratio_to_floor']:.2f}",
-                  f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}")
+                  f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}",
+                  f"{s['ratio_to_same_runner_floor']:.2f}")
     peer = results.get("peer", {})
     if "w1" in peer:
         p, pf = peer["w1"], peer["floor"]
         t.add_row("temporalio google-adk integration (subprocess)", f"{p['mean_ms']:.1f}", f"{p['median_ms']:.1f}",
-                  f"{peer['ratio_to_main_floor']:.2f}", "", f"{p['cpu_ms_per_turn']:.1f}", "")
+                  f"{peer['ratio_to_main_floor']:.2f}", "", f"{p['cpu_ms_per_turn']:.1f}", "", "")
         t.add_row("  its own floor (subprocess worker)", f"{pf['mean_ms']:.1f}", f"{pf['median_ms']:.1f}",
                   f"{p['mean_ms'] / pf['mean_ms']:.2f} (own)", "", f"{pf['cpu_ms_per_turn']:.1f}",
-                  f"{p['cpu_ms_per_turn'] / pf['cpu_ms_per_turn']:.2f} (own)")
+                  f"{p['cpu_ms_per_turn'] / pf['cpu_ms_per_turn']:.2f} (own)", "")
     console.print(t)
     if "w1" not in peer:
         console.print(f"[yellow]temporalio google-adk integration left out:[/] {peer.get('skipped') or peer.get('error')}")
