@@ -137,6 +137,15 @@ def stored_copy(event: Event) -> Event:
     return stored
 
 
+def stored_copy_json(event: Event) -> str:
+    """The event as stored (without temp: keys), as JSON; the event itself is not changed."""
+    delta = event.actions.state_delta
+    if any(k.startswith(TEMP_PREFIX) for k in delta):
+        actions = event.actions.model_copy(update={"state_delta": without_temp(delta)})
+        event = event.model_copy(update={"actions": actions})
+    return event.model_dump_json()
+
+
 def select_events(events: list[Event], config: GetSessionConfig | None) -> list[Event]:
     """Apply a GetSessionConfig to an ordered event list (the in-memory reference semantics)."""
     if config is None:

@@ -18,7 +18,7 @@ from .base import (
     apply_event_to_session,
     prepare_event_for_storage,
     select_events,
-    stored_copy,
+    stored_copy_json,
 )
 
 _Key = tuple[str, str, str]
@@ -106,7 +106,7 @@ class InMemorySessionService(SessionService):
         if user_delta:
             self._user_state.setdefault((session.app_name, session.user_id), {}).update(copy.deepcopy(user_delta))
         stored.state.update(copy.deepcopy(session_delta))
-        stored.events.append(stored_copy(event))
+        stored.events.append(_frozen(stored_copy_json(event)))
         stored.last_update_time = event.timestamp
         self._event_ids[key].add(event.id)
         apply_event_to_session(session, event)
@@ -129,6 +129,24 @@ class InMemorySessionService(SessionService):
             app_name=stored.app_name,
             user_id=stored.user_id,
             state=copy.deepcopy(state),
-            events=[e.model_copy(deep=True) for e in select_events(stored.events, config)],
+            events=[_thawed(e) for e in select_events(stored.events, config)],
             last_update_time=stored.last_update_time,
         )
+
+
+class _FrozenEvent(Event):
+    """A stored event with its JSON kept beside it: copies for callers are parsed from the JSON,
+    several times cheaper than deep-copying the model (this is on every get_session)."""
+
+    _json: str = ""
+
+
+def _frozen(text: str) -> Event:
+    event = _FrozenEvent.model_validate_json(text)
+    event._json = text
+    return event
+
+
+def _thawed(event: Event) -> Event:
+    text = getattr(event, "_json", "") or event.model_dump_json()
+    return Event.model_validate_json(text)
