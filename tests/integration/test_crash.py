@@ -20,6 +20,7 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import crash_app
+from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 
@@ -79,9 +80,11 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
-@pytest.mark.parametrize("crash_in", ["tool", "model"])
+@pytest.mark.parametrize(
+    ("crash_in", "via"), [("tool", "agent_run"), ("model", "agent_run"), ("tool", "session")]
+)
 async def test_worker_killed_mid_activity_run_completes_once(
-    crash_in: str, temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+    crash_in: str, via: str, temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
 ) -> None:
     marker_dir = tmp_path / "markers"
     marker_dir.mkdir()
@@ -101,12 +104,17 @@ async def test_worker_killed_mid_activity_run_completes_once(
 
     workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
     try:
-        workflow_id = f"crash-run/{session_id}"
-        run = asyncio.create_task(
-            adk.run_once(
-                crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id
+        if via == "session":
+            # A conversation: the update in flight survives the worker's death with its workflow.
+            workflow_id = session_workflow_id(crash_app.app.name, "u1", session_id)
+            run = asyncio.create_task(adk.send(crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE))
+        else:
+            workflow_id = f"crash-run/{session_id}"
+            run = asyncio.create_task(
+                adk.run_once(
+                    crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id
+                )
             )
-        )
         await _wait_for(marker_dir / hang, workers[0], log)
         assert not run.done()
         os.kill(workers[0].pid, signal.SIGKILL)
