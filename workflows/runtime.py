@@ -167,7 +167,8 @@ class TemporalRuntime:
     # --- tools ------------------------------------------------------------------------------
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         execution = tool.execution or DEFAULT_TOOL_EXECUTION
-        if isinstance(tool, _WORKFLOW_TOOLS) and tool.execution is None or execution.mode == "inline":
+        runs_in_workflow = (isinstance(tool, _WORKFLOW_TOOLS) and tool.execution is None) or execution.mode == "inline"
+        if runs_in_workflow:
             if isinstance(tool, AgentTool) and tool.agent.durable.get("child_workflow"):
                 return await self._run_agent_tool_as_child(tool, args, tool_context)
             return await tool.run_async(args=args, tool_context=tool_context)
