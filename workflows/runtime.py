@@ -9,6 +9,7 @@ workflow, so they must be deterministic: no I/O, no wall clock, no randomness of
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Any
@@ -22,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core import telemetry
     from adk_core.agents.base import BaseAgent
     from adk_core.agents.context import InvocationContext, ToolContext
-    from adk_core.errors import ModelError, RemoteError
+    from adk_core.errors import InvalidInputError, ModelError, RemoteError
     from adk_core.flow.contents import build_contents, current_turn_events
     from adk_core.models.base import ContentsRef, LlmRequest, LlmResponse, Model
     from adk_core.tools.agent_tool import AgentTool
@@ -183,7 +184,7 @@ class TemporalRuntime:
             invocation_id=ctx.invocation_id,
             branch=ctx.branch,
             key=self.sessions.key,
-            state=tool_context.state.to_dict(),
+            state=_state_for_activity(tool_context.state.to_dict(), tool.name),
             user_content=ctx.user_content,
             tool_confirmation=tool_context.tool_confirmation,
             retry_errors=execution.retry_errors,
@@ -247,6 +248,22 @@ class TemporalRuntime:
         if self._waiter is None:
             return None
         return await self._waiter(kind, key)
+
+
+def _state_for_activity(state: dict[str, Any], tool_name: str) -> dict[str, Any]:
+    """The state snapshot a tool activity gets. It crosses a process boundary as JSON, so a value
+    that is not JSON (typically a Python object kept under a temp: key) is refused here, with
+    what to do, instead of failing the workflow task on serialization."""
+    for key, value in state.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"state key {key!r} holds a {type(value).__name__}, which cannot reach tool {tool_name!r} "
+                "running in an activity; keep state JSON (e.g. model.model_dump(mode='json')), or run the "
+                "tool in the workflow with ToolExecution(mode='inline')"
+            ) from None
+    return state
 
 
 def _retry_policy(execution: ToolExecution) -> RetryPolicy:
