@@ -18,9 +18,12 @@ _Key = tuple[str, str, str]
 
 
 class StoredEventsCache:
-    def __init__(self, sessions: SessionService, *, max_sessions: int = 256) -> None:
+    def __init__(self, sessions: SessionService, *, max_sessions: int = 256, max_events: int = 50_000) -> None:
+        """Keeps at most ``max_sessions`` sessions and about ``max_events`` events in all, evicting
+        the least recently used sessions first (the one just used is always kept)."""
         self._sessions = sessions
         self._max = max_sessions
+        self._max_events = max_events
         self._events: OrderedDict[_Key, list[Event]] = OrderedDict()
 
     async def through(self, key: _Key, event_id: str) -> list[Event] | None:
@@ -34,6 +37,7 @@ class StoredEventsCache:
             newer = await self._read(key, GetSessionConfig(after_event_id=cached[-1].id, through_event_id=event_id))
             if newer and newer[-1].id == event_id:
                 cached.extend(newer)
+                self._evict()
                 return list(cached)
         events = await self._read(key, GetSessionConfig(through_event_id=event_id))
         if not events or events[-1].id != event_id:
@@ -41,8 +45,7 @@ class StoredEventsCache:
             return None
         self._events[key] = events
         self._events.move_to_end(key)
-        while len(self._events) > self._max:
-            self._events.popitem(last=False)
+        self._evict()
         return list(events)
 
     def extend(self, key: _Key, after_event_id: str | None, events: list[Event]) -> bool:
@@ -56,7 +59,14 @@ class StoredEventsCache:
         if cached[-1].id != after_event_id:
             return False
         cached.extend(events)
+        self._evict()
         return True
+
+    def _evict(self) -> None:
+        total = sum(len(v) for v in self._events.values())
+        while len(self._events) > 1 and (len(self._events) > self._max or total > self._max_events):
+            _, dropped = self._events.popitem(last=False)
+            total -= len(dropped)
 
     def invalidate(self, key: _Key) -> None:
         self._events.pop(key, None)

@@ -114,3 +114,20 @@ async def test_durable_sessions_track_what_the_next_commit_follows() -> None:
     sessions.stored_elsewhere.add("c1")
     await append("c1")
     assert sessions.commit_after() is None and sessions.unacked == []
+
+
+async def test_cache_evicts_least_recently_used_sessions_past_its_event_budget() -> None:
+    sessions = CountingSessions()
+    for sid in ("s1", "s2", "s3"):
+        session = await sessions.create_session(app_name="a", user_id="u", session_id=sid)
+        for i in range(3):
+            await sessions.append_event(session, _event(f"{sid}-{i}"))
+    cache = StoredEventsCache(sessions, max_events=6)
+    for sid in ("s1", "s2", "s3"):
+        await cache.through(("a", "u", sid), f"{sid}-2")
+    reads = len(sessions.reads)
+    await cache.through(("a", "u", "s3"), "s3-2")
+    await cache.through(("a", "u", "s2"), "s2-2")
+    assert len(sessions.reads) == reads, "the two most recent sessions are still cached"
+    await cache.through(("a", "u", "s1"), "s1-2")
+    assert len(sessions.reads) == reads + 1, "the oldest was evicted to stay within 6 events"
