@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))  # _floor, also when a subprocess imports this module
 
+from _floor import SandboxedFloorWorkflow  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 from temporalio import activity, workflow  # noqa: E402
@@ -58,7 +59,6 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
 
-from _floor import SandboxedFloorWorkflow  # noqa: E402
 from activities import AdkActivities, register_app  # noqa: E402
 from activities.contracts import GENERATE_CONTENT  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
