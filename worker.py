@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
 from activities import AdkActivities, register_app
@@ -24,6 +23,7 @@ from adk_core.errors import ConfigurationError
 from adk_core.memory import MemoryService
 from adk_core.sessions import SessionService
 from workflows import TASK_QUEUE, AdkPlugin
+from workflows.converter import adk_data_converter
 
 
 def load_app(spec: str) -> App:
@@ -68,7 +68,7 @@ def build_worker(
     # would be applied a second time, so the worker gets a copy of the client without it.
     config = client.config()
     config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
-    config["data_converter"] = pydantic_data_converter
+    config["data_converter"] = adk_data_converter
     client = Client(**config)
     return Worker(client, task_queue=task_queue, plugins=[plugin], **worker_options)
 

@@ -1,6 +1,6 @@
 """AdkPlugin: one Temporal plugin for clients and workers.
 
-It sets the pydantic data converter (our events and requests are pydantic models), registers
+It sets the data converter (workflows.converter: pydantic, without None-valued fields), registers
 the workflows and the activities, and lets adk_core, the boundary types and the apps' own
 modules pass through the workflow sandbox: they are deterministic by design, and re-importing
 them for every workflow run would cost more than the run itself.
@@ -12,7 +12,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from temporalio.contrib.opentelemetry import TracingInterceptor
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -21,6 +20,7 @@ from activities.adk_activities import AdkActivities
 from adk_core.errors import AdkError
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
+from .converter import adk_data_converter
 from .session import SessionWorkflow
 
 WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow]
@@ -78,7 +78,7 @@ class AdkPlugin(SimplePlugin):
     ) -> None:
         super().__init__(
             "adk-temporal",
-            data_converter=pydantic_data_converter,
+            data_converter=adk_data_converter,
             # Temporal's interceptor links client -> workflow -> activity spans and knows about
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
             interceptors=[TracingInterceptor()] if tracing else None,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
@@ -23,6 +22,7 @@ from adk_core.tools import FunctionTool
 from adk_core.tools.execution import ToolExecution
 from examples import w1
 from tests.replay import record_histories
+from workflows.converter import adk_data_converter
 from workflows.plugin import WORKFLOWS, sandbox_runner
 
 HISTORIES = sorted(record_histories.HISTORIES.glob("*.json"))
@@ -36,7 +36,7 @@ def _history(path: Path) -> WorkflowHistory:
 def _replayer() -> Replayer:
     return Replayer(
         workflows=WORKFLOWS,
-        data_converter=pydantic_data_converter,
+        data_converter=adk_data_converter,
         workflow_runner=sandbox_runner(),
         workflow_failure_exception_types=[AdkError],
     )

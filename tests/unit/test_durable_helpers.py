@@ -131,3 +131,24 @@ async def test_cache_evicts_least_recently_used_sessions_past_its_event_budget()
     assert len(sessions.reads) == reads, "the two most recent sessions are still cached"
     await cache.through(("a", "u", "s1"), "s1-2")
     assert len(sessions.reads) == reads + 1, "the oldest was evicted to stay within 6 events"
+
+
+def test_converter_drops_none_fields_but_keeps_none_values_and_round_trips() -> None:
+    from activities.contracts import ModelCallInput, SessionKey
+    from adk_core.models import LlmRequest
+    from adk_core.types import EventActions
+    from workflows.converter import adk_data_converter
+
+    event = Event(
+        id="e1", author="user", invocation_id="i", timestamp=1.0, content=Content.user("hi"),
+        actions=EventActions(state_delta={"deleted": None}),
+    )
+    call = ModelCallInput(
+        app_name="a", agent_name="m", key=SessionKey(app_name="a", user_id="u", session_id="s"),
+        request=LlmRequest(model="x"), commit=[event],
+    )
+    [payload] = adk_data_converter.payload_converter.to_payloads([call])
+    assert b"null" not in payload.data.replace(b'"deleted":null', b""), "no None-valued field is sent"
+    assert b'"deleted":null' in payload.data, "a None inside a dict is data, not a default"
+    [back] = adk_data_converter.payload_converter.from_payloads([payload], [ModelCallInput])
+    assert back == call

@@ -1,0 +1,41 @@
+"""The data converter for everything adk-temporal sends through Temporal.
+
+Temporal's pydantic converter, except that model fields holding None are left out of the JSON.
+Every such field of our boundary types defaults to None, so nothing changes when the payload is
+read back, and an event or a model request shrinks to a third of its size (most of their
+optional fields are None). Dict entries holding None (a deleted state key, a tool result) are
+kept: ``exclude_none`` applies to model fields only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import to_json
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
+from temporalio.converter import (
+    CompositePayloadConverter,
+    DataConverter,
+    DefaultPayloadConverter,
+    JSONPlainPayloadConverter,
+)
+
+
+class CompactPydanticJSONConverter(PydanticJSONPlainPayloadConverter):
+    def to_payload(self, value: Any) -> Payload | None:
+        return Payload(metadata={"encoding": self.encoding.encode()}, data=to_json(value, exclude_none=True))
+
+
+class AdkPayloadConverter(CompositePayloadConverter):
+    def __init__(self) -> None:
+        compact = CompactPydanticJSONConverter()
+        super().__init__(
+            *(
+                compact if isinstance(c, JSONPlainPayloadConverter) else c
+                for c in DefaultPayloadConverter.default_encoding_payload_converters
+            )
+        )
+
+
+adk_data_converter = DataConverter(payload_converter_class=AdkPayloadConverter)
