@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from adk_core.errors import ModelError
 from adk_core.models import FunctionDeclaration, GenerateContentConfig, LlmRequest, LlmResponse
 from adk_core.types import Content, Part
 
@@ -115,3 +116,18 @@ def error_cases(provider: str, cases: list[ErrorCase]) -> Callable[[Any], Any]:
     return pytest.mark.parametrize(
         ("fixture", "status", "headers", "retryable", "retry_after", "message"), cases, ids=ids
     )
+
+
+async def expect_model_error(
+    model: Any, wire: Wire, case: ErrorCase, *, stream: bool, provider: str
+) -> None:
+    """Reply with the case's recorded error and check the ModelError the model raises for it."""
+    fixture, status, headers, retryable, retry_after, message = case
+    wire.reply(fixture, status, headers)
+    with pytest.raises(ModelError) as caught:
+        await collect(model, simple_request(), stream=stream)
+    error = caught.value
+    assert (error.status, error.retryable, error.retry_after, error.provider) == (
+        status, retryable, retry_after, provider,
+    )  # fmt: skip
+    assert message in str(error)

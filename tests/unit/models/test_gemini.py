@@ -11,6 +11,7 @@ from model_wire import (
     Wire,
     collect,
     error_cases,
+    expect_model_error,
     simple_request,
     weather_history,
 )
@@ -206,19 +207,8 @@ async def test_http_errors_map_to_model_error(
     wire: Wire, fixture: str, status: int, headers: dict[str, str], retryable: bool,
     retry_after: float | None, message: str, stream: bool,
 ) -> None:  # fmt: skip
-    wire.reply(fixture, status, headers)
-
-    with pytest.raises(ModelError) as caught:
-        await collect(gemini(wire), simple_request(), stream=stream)
-
-    error = caught.value
-    assert (error.status, error.retryable, error.retry_after, error.provider) == (
-        status,
-        retryable,
-        retry_after,
-        "gemini",
-    )
-    assert message in str(error)
+    case = (fixture, status, headers, retryable, retry_after, message)
+    await expect_model_error(gemini(wire), wire, case, stream=stream, provider="gemini")
 
 
 async def test_api_key_travels_in_a_header_and_never_in_url_errors_or_repr(wire: Wire) -> None:

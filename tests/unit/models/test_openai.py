@@ -9,6 +9,7 @@ from model_wire import (
     Wire,
     collect,
     error_cases,
+    expect_model_error,
     simple_request,
     weather_history,
 )
@@ -237,19 +238,8 @@ async def test_http_errors_map_to_model_error(
     wire: Wire, fixture: str, status: int, headers: dict[str, str], retryable: bool,
     retry_after: float | None, message: str, stream: bool,
 ) -> None:  # fmt: skip
-    wire.reply(fixture, status, headers)
-
-    with pytest.raises(ModelError) as caught:
-        await collect(gpt(wire), simple_request(), stream=stream)
-
-    error = caught.value
-    assert (error.status, error.retryable, error.retry_after, error.provider) == (
-        status,
-        retryable,
-        retry_after,
-        "openai",
-    )
-    assert message in str(error)
+    case = (fixture, status, headers, retryable, retry_after, message)
+    await expect_model_error(gpt(wire), wire, case, stream=stream, provider="openai")
 
 
 async def test_api_key_never_in_url_errors_or_repr(wire: Wire) -> None:
