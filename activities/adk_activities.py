@@ -211,23 +211,28 @@ class AdkActivities:
         if self.artifacts is None:
             raise ApplicationError("this worker has no artifact service configured", non_retryable=True)
         key = dict(app_name=input.key.app_name, user_id=input.key.user_id, session_id=input.key.session_id)
+        filename = input.filename or ""
+        if (input.op != "list" and not filename) or (input.op == "save" and input.artifact is None):
+            # Not retryable: the same input would fail again (an assert would have been retried forever).
+            raise ApplicationError(
+                f"artifact op {input.op!r} needs a filename{' and an artifact' if input.op == 'save' else ''}",
+                type="InvalidInputError",
+                non_retryable=True,
+            )
         try:
             if input.op == "save":
-                assert input.filename is not None and input.artifact is not None
-                version = await self.artifacts.save_artifact(**key, filename=input.filename, artifact=input.artifact)
+                assert input.artifact is not None  # checked above; narrows the type
+                version = await self.artifacts.save_artifact(**key, filename=filename, artifact=input.artifact)
                 return c.ArtifactCallResult(version=version)
             if input.op == "load":
-                assert input.filename is not None
-                part = await self.artifacts.load_artifact(**key, filename=input.filename, version=input.version)
+                part = await self.artifacts.load_artifact(**key, filename=filename, version=input.version)
                 return c.ArtifactCallResult(artifact=part)
             if input.op == "list":
                 return c.ArtifactCallResult(names=await self.artifacts.list_artifact_keys(**key))
             if input.op == "delete":
-                assert input.filename is not None
-                await self.artifacts.delete_artifact(**key, filename=input.filename)
+                await self.artifacts.delete_artifact(**key, filename=filename)
                 return c.ArtifactCallResult()
-            assert input.filename is not None
-            return c.ArtifactCallResult(versions=await self.artifacts.list_versions(**key, filename=input.filename))
+            return c.ArtifactCallResult(versions=await self.artifacts.list_versions(**key, filename=filename))
         except AdkError as e:
             raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
 
