@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -133,12 +134,6 @@ class AdkClient:
         return await self.client.execute_workflow(
             AgentRunWorkflow.run,
             run_input,
-            id=workflow_id or f"adk-run/{app}/{user_id}/{session_id}/{_suffix()}",
+            id=workflow_id or f"adk-run/{app}/{user_id}/{session_id}/{uuid.uuid4().hex[:12]}",
             task_queue=self.task_queue,
         )
-
-
-def _suffix() -> str:
-    import uuid
-
-    return uuid.uuid4().hex[:12]

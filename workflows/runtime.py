@@ -278,11 +278,15 @@ def _retry_policy(execution: ToolExecution) -> RetryPolicy:
 
 
 def _model_error(error: ActivityError) -> Exception:
+    """The ModelError the activity raised, rebuilt from the ApplicationError Temporal carried back."""
     cause = error.cause
-    if isinstance(cause, ApplicationError):
-        details = cause.details[0] if cause.details else {}
-        status = details.get("status") if isinstance(details, dict) else None
-        return ModelError(cause.message, status=status, retryable=not cause.non_retryable,
-                          provider=(details or {}).get("provider", "") if isinstance(details, dict) else "",
-                          error_type=cause.type)
-    return ModelError(str(cause or error), retryable=True)
+    if not isinstance(cause, ApplicationError):
+        return ModelError(str(cause or error), retryable=True)
+    details = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}
+    return ModelError(
+        cause.message,
+        status=details.get("status"),
+        retryable=not cause.non_retryable,
+        provider=details.get("provider") or "",
+        error_type=cause.type,
+    )
