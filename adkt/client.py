@@ -1,16 +1,36 @@
-"""AdkClient: send messages to durable agents, stream their events, answer what they wait for."""
+"""AdkClient: send messages to durable agents, stream their events, answer what they wait for.
+
+Every send carries a message id (its idempotency key, also the Temporal update id). Transport
+errors (the Temporal service restarting, a dropped connection, the per-workflow limit on
+in-flight updates) are retried with the same id for up to ``retry_seconds``, so a retried send
+never runs a second turn and the caller gets the turn's result rather than a transport error.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import random
+import time
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateStage
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
+from temporalio.client import (
+    Client,
+    RPCTimeoutOrCancelledError,
+    WithStartWorkflowOperation,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.envconfig import ClientConfig
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
+from adk_core.errors import AdkError, InvalidInputError
+from adk_core.ids import escape_id_part, validate_session_key
 from adk_core.types import Content, Event
 from workflows import (
     TASK_QUEUE,
@@ -26,6 +46,39 @@ from workflows import (
     TurnResult,
     session_workflow_id,
 )
+from workflows.contracts import TurnQuery, TurnStatus
+
+T = TypeVar("T")
+
+# gRPC statuses that say "try again": the service is restarting or unreachable, the call timed
+# out, or the workflow already has as many in-flight updates as Temporal allows.
+_TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.RESOURCE_EXHAUSTED,
+              RPCStatusCode.CANCELLED, RPCStatusCode.ABORTED, RPCStatusCode.UNKNOWN}
+TASK_FAILURE_CHECK_SECONDS = 5.0
+
+
+class TurnFailedError(AdkError):
+    """The turn ran and failed; the session stores an error event saying why.
+
+    Attributes:
+        error_type: the failure's type name (e.g. ``ModelError``, ``LlmCallsLimitExceededError``).
+    """
+
+    def __init__(self, message: str, *, error_type: str) -> None:
+        super().__init__(f"{error_type}: {message}")
+        self.error_type = error_type
+        self.reason = message
+
+
+class MessageRejectedError(AdkError):
+    """The conversation refused the message before running anything (bad ids, no such app, an
+    unknown call id); the message says what to change."""
+
+
+class WorkflowTaskFailedError(AdkError):
+    """The conversation's workflow cannot make progress: its workflow task keeps failing (a bug
+    in workflow code or a non-deterministic change). Temporal retries it; a fixed deploy resumes
+    the conversation where it stopped. The message is the worker's error."""
 
 
 async def connect(address: str | None = None, *, namespace: str | None = None, tracing: bool = False) -> Client:
@@ -43,13 +96,23 @@ async def connect(address: str | None = None, *, namespace: str | None = None, t
 class AdkClient:
     """Conversations run as SessionWorkflows, one per (app, user, session)."""
 
-    def __init__(self, client: Client, *, task_queue: str = TASK_QUEUE, idle_timeout_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = TASK_QUEUE,
+        idle_timeout_seconds: float | None = None,
+        retry_seconds: float = 120.0,
+    ) -> None:
         """``idle_timeout_seconds``: how long a conversation's workflow waits for the next message
-        before it ends (the next message starts it again); None keeps the workflow's default."""
+        before it ends (the next message starts it again); None keeps the workflow's default.
+        ``retry_seconds``: how long transport errors are retried (with the same message id)."""
         self.client = client
         self.task_queue = task_queue
         self.idle_timeout_seconds = idle_timeout_seconds
+        self.retry_seconds = retry_seconds
 
+    # --- sending ----------------------------------------------------------------------------
     def _start(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> WithStartWorkflowOperation:
         return WithStartWorkflowOperation(
             SessionWorkflow.run,
@@ -75,65 +138,218 @@ class AdkClient:
         state_delta: dict[str, Any] | None = None,
         max_llm_calls: int = 500,
         initial_state: dict[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> TurnResult:
-        """Send a message (starting the conversation's workflow if needed); returns the turn's events."""
-        content = Content.user(message) if isinstance(message, str) else message
-        return await self.client.execute_update_with_start_workflow(
-            SessionWorkflow.send_message,
-            SendMessage(message=content, state_delta=state_delta, max_llm_calls=max_llm_calls),
-            start_workflow_operation=self._start(app, user_id, session_id, initial_state),
+        """Send a message (starting the conversation's workflow if needed); returns the turn's events.
+
+        ``message_id`` is the idempotency key (a new one per call by default): sending the same id
+        again returns the first turn's result. Raises TurnFailedError when the turn fails (its
+        reason is also stored as an error event), MessageRejectedError when the conversation
+        refuses the message, WorkflowTaskFailedError when the workflow cannot make progress.
+        """
+        send = self._message(app, user_id, session_id, message, state_delta, max_llm_calls, message_id)
+        handle = self._handle(app, user_id, session_id)
+        result = await self._retrying(
+            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, initial_state), handle
         )
+        if result.status == "queued":
+            return await self._follow(handle, send.message_id or "")
+        return result
 
     async def stream(
-        self, app: str, user_id: str, session_id: str, message: str | Content, *, poll_interval: float = 0.05
+        self, app: str, user_id: str, session_id: str, message: str | Content, *, poll_interval: float = 0.05,
+        message_id: str | None = None,
     ) -> AsyncIterator[Event]:
-        """Send a message and yield its events as the workflow makes them."""
-        content = Content.user(message) if isinstance(message, str) else message
-        handle = await self.client.start_update_with_start_workflow(
-            SessionWorkflow.send_message,
-            SendMessage(message=content),
-            start_workflow_operation=self._start(app, user_id, session_id, None),
-            wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+        """Send a message and yield its events as the workflow makes them, each once, in order."""
+        send = self._message(app, user_id, session_id, message, None, 500, message_id)
+        handle = self._handle(app, user_id, session_id)
+        result = asyncio.ensure_future(self._retrying(
+            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, None), handle
+        ))
+        query = TurnQuery(message_id=send.message_id or "")
+        try:
+            while True:
+                status = await self._query_turn(handle, query, result)
+                for event in status.events:
+                    yield event
+                query.after += len(status.events)
+                if status.state == "failed":
+                    raise TurnFailedError(status.error_message or "", error_type=status.error_type or "Error")
+                if status.state == "done":
+                    return
+                if result.done() and result.exception() is not None:
+                    raise result.exception()  # type: ignore[misc]
+                await asyncio.wait([result], timeout=poll_interval)
+        finally:
+            if not result.done():
+                result.cancel()
+            await asyncio.gather(result, return_exceptions=True)
+
+    async def _query_turn(self, handle: WorkflowHandle, query: TurnQuery, result: asyncio.Future) -> TurnStatus:
+        if result.done() and result.exception() is None and result.result().status == "done":
+            turn: TurnResult = result.result()
+            return TurnStatus(state="done", events=turn.events[query.after:], result=turn)
+        try:
+            return await handle.query(SessionWorkflow.turn, query, result_type=TurnStatus)
+        except RPCError as e:
+            if e.status in _TRANSIENT or e.status == RPCStatusCode.NOT_FOUND:
+                return TurnStatus(state="queued")  # not started yet, or the service is restarting
+            raise
+
+    async def reply(
+        self, app: str, user_id: str, session_id: str, call_id: str, response: dict[str, Any], *,
+        reply_id: str | None = None,
+    ) -> TurnResult:
+        """Answer a pending request; the conversation continues and this returns the turn's events."""
+        validate_session_key(app, user_id, session_id)
+        reply_id = reply_id or uuid.uuid4().hex
+        handle = self._handle(app, user_id, session_id)
+        result = await self._retrying(
+            lambda: self._update(SessionWorkflow.reply, Reply(call_id=call_id, response=response), app, user_id,
+                                 session_id, None, update_id=reply_id),
+            handle,
         )
-        workflow = self.client.get_workflow_handle(session_workflow_id(app, user_id, session_id))
-        result_task = asyncio.ensure_future(handle.result())
-        seen = 0
-        while True:
-            done = result_task.done()
-            if done:
-                events = (await result_task).events[seen:]
-            else:
-                events = await workflow.query(SessionWorkflow.events, seen)
-            for event in events:
-                yield event
-            seen += len(events)
-            if done:
-                return
-            await asyncio.wait([result_task], timeout=poll_interval)
+        if result.status == "queued":
+            return await self._follow(handle, result.message_id)
+        return result
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
         """What the conversation waits for (tool confirmations, long-running tools)."""
-        handle = self.client.get_workflow_handle(session_workflow_id(app, user_id, session_id))
-        return await handle.query(SessionWorkflow.pending)
+        return await self._handle(app, user_id, session_id).query(SessionWorkflow.pending)
 
-    async def reply(self, app: str, user_id: str, session_id: str, call_id: str, response: dict[str, Any]) -> TurnResult:
-        """Answer a pending request; the conversation continues and this returns the turn's events."""
-        return await self.client.execute_update_with_start_workflow(
-            SessionWorkflow.reply,
-            Reply(call_id=call_id, response=response),
-            start_workflow_operation=self._start(app, user_id, session_id, None),
+    def _message(
+        self, app: str, user_id: str, session_id: str, message: str | Content, state_delta: dict[str, Any] | None,
+        max_llm_calls: int, message_id: str | None,
+    ) -> SendMessage:
+        validate_session_key(app, user_id, session_id)
+        content = Content.user(message) if isinstance(message, str) else message
+        if not isinstance(content, Content):
+            raise InvalidInputError(f"message is a {type(message).__name__}; send a str or an adk_core Content")
+        return SendMessage(
+            message=content, state_delta=state_delta, max_llm_calls=max_llm_calls,
+            message_id=message_id or uuid.uuid4().hex,
         )
 
+    def _handle(self, app: str, user_id: str, session_id: str) -> WorkflowHandle:
+        return self.client.get_workflow_handle(session_workflow_id(app, user_id, session_id))
+
+    async def _update(
+        self, update: Any, arg: Any, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None,
+        *, update_id: str | None = None,
+    ) -> TurnResult:
+        # A WithStartWorkflowOperation serves one call: each attempt builds its own.
+        try:
+            return await self.client.execute_update_with_start_workflow(
+                update, arg, id=update_id or arg.message_id,
+                start_workflow_operation=self._start(app, user_id, session_id, initial_state),
+            )
+        except WorkflowUpdateFailedError as e:
+            raise _update_error(e) from None
+
+    async def _follow(self, handle: WorkflowHandle, message_id: str) -> TurnResult:
+        """Wait for a queued message's turn by querying it, backing off from 50 ms to 1 s."""
+        query = TurnQuery(message_id=message_id)
+        delay = 0.05
+        deadline = time.monotonic() + self.retry_seconds
+        while True:
+            try:
+                status: TurnStatus = await handle.query(SessionWorkflow.turn, query, result_type=TurnStatus)
+            except RPCError as e:
+                if e.status not in _TRANSIENT or time.monotonic() > deadline:
+                    raise
+                status = TurnStatus(state="queued")
+            else:
+                deadline = time.monotonic() + self.retry_seconds  # the service answers: no transport trouble
+            if status.state == "done" and status.result is not None:
+                return status.result
+            if status.state == "failed":
+                raise TurnFailedError(status.error_message or "", error_type=status.error_type or "Error")
+            if status.state == "unknown":
+                raise MessageRejectedError(
+                    f"the conversation has no record of message {message_id!r}; it may have ended (idle) before "
+                    "running it: send the message again"
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 1.0)
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]], handle: WorkflowHandle) -> T:
+        """Run ``call`` until it succeeds, retrying transport errors for up to retry_seconds, and
+        report a workflow whose workflow task keeps failing instead of waiting on it forever."""
+        deadline = time.monotonic() + self.retry_seconds
+        attempt = 0
+        while True:
+            try:
+                return await _watching_task_failures(call(), self.client, handle.id)
+            except (RPCError, RPCTimeoutOrCancelledError) as e:
+                if isinstance(e, RPCError) and e.status not in _TRANSIENT:
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+            attempt += 1
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+
+    # --- one-shot runs ------------------------------------------------------------------------
     async def run_once(
         self, app: str, user_id: str, session_id: str, message: str | Content, *, workflow_id: str | None = None,
         **options: Any,
     ) -> AgentRunResult:
         """One invocation as its own AgentRunWorkflow (no conversation workflow kept running)."""
+        validate_session_key(app, user_id, session_id)
         content = Content.user(message) if isinstance(message, str) else message
         run_input = AgentRunInput(app_name=app, user_id=user_id, session_id=session_id, message=content, **options)
         return await self.client.execute_workflow(
             AgentRunWorkflow.run,
             run_input,
-            id=workflow_id or f"adk-run/{app}/{user_id}/{session_id}/{uuid.uuid4().hex[:12]}",
+            id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
             task_queue=self.task_queue,
         )
+
+
+def _update_error(error: WorkflowUpdateFailedError) -> AdkError:
+    cause = error.cause
+    if not isinstance(cause, ApplicationError):
+        return TurnFailedError(str(cause), error_type=type(cause).__name__)
+    if cause.type == "MessageRejected":  # the workflow's update validators
+        return MessageRejectedError(cause.message)
+    return TurnFailedError(cause.message, error_type=cause.type or "ApplicationError")
+
+
+async def _watching_task_failures(call: Awaitable[T], client: Client, workflow_id: str) -> T:
+    """Await ``call``; every few seconds check whether the workflow's task keeps failing."""
+    task = asyncio.ensure_future(call)
+    try:
+        while True:
+            done, _ = await asyncio.wait([task], timeout=TASK_FAILURE_CHECK_SECONDS)
+            if done:
+                return task.result()
+            reason = await workflow_task_failure(client, workflow_id)
+            if reason is not None:
+                raise WorkflowTaskFailedError(
+                    f"workflow {workflow_id!r} cannot make progress: its workflow task keeps failing with: {reason}. "
+                    "See the worker's log; deploying a fix resumes the conversation where it stopped."
+                )
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def workflow_task_failure(client: Client, workflow_id: str) -> str | None:
+    """The latest workflow task failure's message if the workflow's task has failed again and
+    again (Temporal retries it without end), else None."""
+    try:
+        description = await client.get_workflow_handle(workflow_id).describe()
+    except RPCError:
+        return None
+    pending = description.raw_description.pending_workflow_task
+    if not pending or pending.attempt < 2:
+        return None
+    request = GetWorkflowExecutionHistoryReverseRequest(
+        namespace=client.namespace, execution={"workflow_id": workflow_id}, maximum_page_size=50
+    )
+    history = await client.workflow_service.get_workflow_execution_history_reverse(request)
+    for event in history.history.events:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+            failure = event.workflow_task_failed_event_attributes.failure
+            return failure.message or "unknown failure"
+    return f"the workflow task is on attempt {pending.attempt}"

@@ -8,14 +8,16 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from activities import contracts as c
     from activities.apps import get_app
+    from adk_core.agents.base import new_event
+    from adk_core.agents.context import InvocationContext
     from adk_core.agents.run_config import RunConfig
-    from adk_core.errors import AdkError
+    from adk_core.errors import ConfigurationError, InvalidInputError
     from adk_core.flow.functions import unanswered_long_running_calls
     from adk_core.runner import Runner
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
 
-    from .contracts import PendingRequest
+    from .contracts import PendingRequest, SessionWorkflowInput, session_workflow_id
     from .runtime import TemporalRuntime, Waiter
     from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
 
@@ -39,8 +41,19 @@ class DurableInvoker:
 
     async def load(self, *, create: bool, initial_state: dict | None, tail_events: int = 20) -> Session:
         result = await self.sessions.load(create_if_missing=create, initial_state=initial_state, tail_events=tail_events)
-        self.session = result.session
-        return self.session
+        session = result.session
+        loaded = (session.app_name, session.user_id, session.id)
+        own = (self.key.app_name, self.key.user_id, self.key.session_id)
+        if loaded != own:
+            # Never expected from a correct store; checked so that no bug can hand one user's
+            # session to another's workflow.
+            raise ApplicationError(
+                f"the session store returned session {loaded!r} to the workflow of {own!r}; refusing to run",
+                type="SessionOwnershipError",
+                non_retryable=True,
+            )
+        self.session = session
+        return session
 
     async def invoke(
         self, message: Content | None, *, state_delta: dict | None, max_llm_calls: int, events: list[Event]
@@ -55,12 +68,26 @@ class DurableInvoker:
         try:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
                 events.append(event)
-        except AdkError as e:
-            await self.sessions.flush()
-            raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from e
+        except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
+            error_type = _error_type(e)
+            error_message = e.message if isinstance(e, ApplicationError) else str(e)
+            await self._store_error(ctx, events, error_type, error_message)
+            raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
         await self.sessions.flush()
         return ctx.invocation_id
 
+    async def _store_error(self, ctx: InvocationContext, events: list[Event], error_type: str, error_message: str) -> None:
+        """End a failed invocation with an error event (unless the engine already stored one saying
+        why), so the session records why the turn stopped; then store everything made so far."""
+        last = events[-1] if events else None
+        if last is None or last.error_code is None:
+            event = new_event(ctx, author=ctx.agent.name, error_code=error_type, error_message=error_message[:4000])
+            event = await self.runtime.commit(ctx, event)
+            events.append(event)
+        try:
+            await self.sessions.flush()
+        except Exception as flush_error:  # noqa: BLE001  (the turn's own error is the one to report)
+            workflow.logger.warning("could not store the error event of a failed turn: %s", flush_error)
     def trim(self, keep: int = 200) -> None:
         """Older events stay in the store (and reach models by reference); keep workflow memory bounded."""
         events = self.session.events if self.session is not None else []
@@ -107,3 +134,31 @@ def check_reply(call_id: str, pending: list[PendingRequest]) -> None:
     if not any(p.call_id == call_id for p in pending):
         known = ", ".join(p.call_id for p in pending) or "none"
         raise ValueError(f"no pending request has call id {call_id!r}; pending call ids: {known}")
+
+
+def _error_type(error: Exception) -> str:
+    if isinstance(error, ApplicationError) and error.type:
+        return error.type
+    cause = getattr(error, "cause", None)  # ActivityError / ChildWorkflowError carry the real one
+    if isinstance(cause, ApplicationError) and cause.type:
+        return cause.type
+    return type(error).__name__
+
+
+def session_refusal(input: SessionWorkflowInput, workflow_id: str) -> str | None:
+    """Why a SessionWorkflow must not run for ``input`` under ``workflow_id``, or None."""
+    try:
+        expected = session_workflow_id(input.app_name, input.user_id, input.session_id)
+    except InvalidInputError as e:
+        return str(e)
+    if workflow_id != expected:
+        return (
+            f"a SessionWorkflow for app {input.app_name!r}, user {input.user_id!r}, session {input.session_id!r} "
+            f"must have the workflow id {expected!r} (one workflow per session), not {workflow_id!r}; start it "
+            "with AdkClient, or use that id with the temporal CLI"
+        )
+    try:
+        get_app(input.app_name)
+    except ConfigurationError as e:
+        return str(e)
+    return None

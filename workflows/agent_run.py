@@ -12,6 +12,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.apps import get_agent
     from adk_core.agents.run_config import RunConfig
     from adk_core.errors import AdkError
+    from adk_core.ids import validate_session_key
     from adk_core.tools.agent_tool import run_agent_as_tool
     from adk_core.types import Event
 
@@ -39,6 +40,7 @@ class AgentRunWorkflow:
 
     @workflow.run
     async def run(self, input: AgentRunInput) -> AgentRunResult:
+        validate_session_key(input.app_name, input.user_id, input.session_id)
         invoker = DurableInvoker(
             input.app_name, input.user_id, input.session_id, waiter=self._wait if input.wait_for_replies else None
         )

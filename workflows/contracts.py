@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from adk_core.ids import escape_id_part, validate_id
 from adk_core.types import Content, Event
 
 TASK_QUEUE = "adk"
@@ -42,6 +43,45 @@ class AgentRunResult(BaseModel):
     final_text: str = ""
 
 
+class SendMessage(BaseModel):
+    message: Content
+    state_delta: dict[str, Any] | None = None
+    max_llm_calls: int = 500
+    message_id: str | None = None
+    """The idempotency key of this message (the client's update id by default): sending the same
+    id again returns the first turn's result instead of running a second turn."""
+
+    _coerce = field_validator("message", mode="before")(_as_content)
+
+
+class TurnResult(BaseModel):
+    invocation_id: str = ""
+    events: list[Event] = Field(default_factory=list)
+    final_text: str = ""
+    message_id: str = ""
+    status: Literal["done", "queued"] = "done"
+    """"queued": the message is durably queued behind others and this update returned without
+    waiting; follow it with the ``turn`` query (AdkClient.send does that for you)."""
+    position: int = 0
+    """For a queued message: how many messages run before it."""
+
+
+class TurnOutcome(BaseModel):
+    """A finished turn as the workflow keeps it: its result, or why it failed."""
+
+    message_id: str
+    result: TurnResult | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+
+
+class CarriedTurns(BaseModel):
+    done: dict[str, str] = Field(default_factory=dict)
+    """message id -> invocation id of recent turns (bounded), for idempotency across runs."""
+    outcomes: list[TurnOutcome] = Field(default_factory=list)
+    """The last few turns in full."""
+
+
 class SessionWorkflowInput(BaseModel):
     """A conversation. The workflow id is derived from (app, user, session): see session_workflow_id."""
 
@@ -54,20 +94,27 @@ class SessionWorkflowInput(BaseModel):
     max_turns_per_run: int | None = None
     """Continue-as-new after this many turns in one run, besides whenever Temporal suggests it
     (bounds history size by turns; small values make continue-as-new cheap to test)."""
+    carried: CarriedTurns | None = None
+    """What a run hands to the next one at continue-as-new: recent turns, so a repeated message
+    id still returns its first result and clients following a queued turn still find it."""
 
 
-class SendMessage(BaseModel):
-    message: Content
-    state_delta: dict[str, Any] | None = None
-    max_llm_calls: int = 500
-
-    _coerce = field_validator("message", mode="before")(_as_content)
+class TurnQuery(BaseModel):
+    message_id: str
+    after: int = 0
+    """Return the turn's events from this index on."""
 
 
-class TurnResult(BaseModel):
-    invocation_id: str
-    events: list[Event]
-    final_text: str = ""
+class TurnStatus(BaseModel):
+    """A message's progress, for clients that follow a queued turn or stream one."""
+
+    state: Literal["queued", "running", "done", "failed", "unknown"]
+    position: int = 0
+    events: list[Event] = Field(default_factory=list)
+    """The turn's events from ``after`` on (all of them once done)."""
+    result: TurnResult | None = None
+    error_type: str | None = None
+    error_message: str | None = None
 
 
 class PendingRequest(BaseModel):
@@ -123,7 +170,11 @@ class AgentBranchResult(BaseModel):
 
 
 def session_workflow_id(app_name: str, user_id: str, session_id: str) -> str:
-    return f"adk-session/{app_name}/{user_id}/{session_id}"
+    """``adk-session/{app}/{user}/{session}``, each part with '%' and '/' escaped: distinct
+    (app, user, session) triples never share a workflow, whatever characters their ids hold."""
+    parts = (escape_id_part(validate_id(kind, value)) for kind, value in
+             (("app name", app_name), ("user id", user_id), ("session id", session_id)))
+    return "adk-session/" + "/".join(parts)
 
 
 def final_text(events: list[Event]) -> str:

@@ -1,14 +1,20 @@
-"""SessionWorkflow: one conversation. Messages arrive by Update (update-with-start creates the
-workflow), run one at a time, and their events come back as the update's result.
+"""SessionWorkflow: one conversation.
 
-Continue-as-new happens between invocations when Temporal suggests it, carrying only the
-session key: the conversation itself lives in the session store. An idle conversation ends;
-the next message starts it again.
+Messages arrive by Update (update-with-start creates the workflow) and join a FIFO queue that
+the run loop works through one turn at a time. Temporal allows only a few in-flight updates per
+workflow, so at most MAX_WAITING_UPDATES of them wait for their turn's result (one round trip,
+the fast path); any further message is acknowledged as soon as it is durably queued and its
+client follows the turn with the ``turn`` query. Every message has an id (the client's
+idempotency key): sending the same id again returns the first turn's result.
+
+Continue-as-new happens between turns, when the queue is empty and Temporal suggests it,
+carrying the session key and the recent turns: the conversation itself lives in the session
+store. An idle conversation ends; the next message starts it again.
 """
 
 from __future__ import annotations
 
-import asyncio
+from collections import OrderedDict, deque
 from datetime import timedelta
 
 from temporalio import workflow
@@ -18,8 +24,29 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.errors import AdkError
     from adk_core.types import Event
 
-    from ._invocation import DurableInvoker, check_reply, pending_requests, reply_content
-    from .contracts import PendingRequest, Reply, SendMessage, SessionWorkflowInput, TurnResult, final_text
+    from ._invocation import DurableInvoker, check_reply, pending_requests, reply_content, session_refusal
+    from .contracts import (
+        CarriedTurns,
+        PendingRequest,
+        Reply,
+        SendMessage,
+        SessionWorkflowInput,
+        TurnOutcome,
+        TurnQuery,
+        TurnResult,
+        TurnStatus,
+        final_text,
+    )
+
+MAX_WAITING_UPDATES = 4
+"""Updates that wait for their turn's result. Temporal refuses an 11th in-flight update per
+workflow; keeping waiters well under that leaves room for quick, queue-only updates and replies."""
+KEEP_OUTCOMES = 200
+"""Finished turns kept in full, for repeated message ids and clients following queued turns."""
+KEEP_DONE_IDS = 2000
+"""Message ids remembered (with their invocation id) for idempotency."""
+CARRY_OUTCOMES = 20
+"""Finished turns handed in full to the next run at continue-as-new (the rest by id only)."""
 
 
 @workflow.defn(name="SessionWorkflow", failure_exception_types=[AdkError])
@@ -27,87 +54,191 @@ class SessionWorkflow:
     @workflow.init
     def __init__(self, input: SessionWorkflowInput) -> None:
         self._input = input
-        self._invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
-        self._lock = asyncio.Lock()
+        # Checked before anything runs: a workflow refuses ids that break the id rule, a
+        # workflow id that is not its session's (two workflows would own one session), and an
+        # app this worker does not serve. Updates are rejected with the reason; run() fails.
+        self._refusal = session_refusal(input, workflow.info().workflow_id)
+        self._invoker = None if self._refusal else DurableInvoker(input.app_name, input.user_id, input.session_id)
         self._loaded = False
-        self._busy = False
+        self._queue: deque[SendMessage] = deque()
+        self._running: SendMessage | None = None
         self._turn_events: list[Event] = []
+        self._outcomes: OrderedDict[str, TurnOutcome] = OrderedDict()
+        self._done: OrderedDict[str, str] = OrderedDict()
+        self._waiting = 0
         self._turns = 0
-        self._last_activity = workflow.now()
+        carried = input.carried or CarriedTurns()
+        self._done.update(carried.done)
+        for outcome in carried.outcomes:
+            self._outcomes[outcome.message_id] = outcome
 
     @workflow.run
     async def run(self, input: SessionWorkflowInput) -> None:
-        await self._ensure_loaded()
+        if self._refusal:
+            raise ApplicationError(self._refusal, type="InvalidInputError", non_retryable=True)
+        invoker = self._invoker
+        assert invoker is not None  # set whenever there is no refusal
+        await invoker.load(create=True, initial_state=input.initial_state)
+        self._loaded = True
         idle = timedelta(seconds=input.idle_timeout_seconds)
         while True:
-            self._last_activity = workflow.now()
             try:
-                await workflow.wait_condition(lambda: self._busy or self._should_continue_as_new(), timeout=idle)
+                await workflow.wait_condition(lambda: bool(self._queue) or self._should_continue_as_new(), timeout=idle)
             except TimeoutError:
-                if self._busy or not workflow.all_handlers_finished():
+                if self._queue or not workflow.all_handlers_finished():
                     continue
                 break
-            if self._should_continue_as_new():
-                await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
-                await self._invoker.sessions.flush()
-                workflow.continue_as_new(input)
-            await workflow.wait_condition(lambda: not self._busy)
+            if self._queue:
+                await self._run_turn(invoker, self._queue.popleft())
+                continue
+            # Continue-as-new only between turns with nothing queued and no handler mid-way.
+            await workflow.wait_condition(lambda: bool(self._queue) or workflow.all_handlers_finished())
+            if self._queue:
+                continue
+            await invoker.sessions.flush()
+            workflow.continue_as_new(input.model_copy(update={"carried": self._carry()}))
         await workflow.wait_condition(workflow.all_handlers_finished)
 
     def _should_continue_as_new(self) -> bool:
         limit = self._input.max_turns_per_run
         return workflow.info().is_continue_as_new_suggested() or (limit is not None and self._turns >= limit)
 
-    async def _ensure_loaded(self) -> None:
-        async with self._lock:
-            if not self._loaded:
-                await self._invoker.load(create=True, initial_state=self._input.initial_state)
-                self._loaded = True
+    async def _run_turn(self, invoker: DurableInvoker, message: SendMessage) -> None:
+        message_id = message.message_id or ""
+        self._running = message
+        self._turn_events = []
+        outcome = TurnOutcome(message_id=message_id)
+        try:
+            invocation_id = await invoker.invoke(
+                message.message, state_delta=message.state_delta, max_llm_calls=message.max_llm_calls,
+                events=self._turn_events,
+            )
+            outcome.result = TurnResult(
+                invocation_id=invocation_id, events=self._turn_events, final_text=final_text(self._turn_events),
+                message_id=message_id,
+            )
+            self._remember(message_id, invocation_id)
+        except Exception as e:  # noqa: BLE001  (a turn fails alone; the conversation goes on)
+            # invoke() stored an error event saying why; the sender gets the same reason.
+            outcome.error_type = e.type if isinstance(e, ApplicationError) and e.type else type(e).__name__
+            outcome.error_message = e.message if isinstance(e, ApplicationError) else str(e)
+            workflow.logger.warning("turn %s failed: %s: %s", message_id, outcome.error_type, outcome.error_message)
+        finally:
+            self._turns += 1
+            self._running = None
+            invoker.trim()
+        self._keep(outcome)
+
+    def _remember(self, message_id: str, invocation_id: str) -> None:
+        self._done[message_id] = invocation_id
+        while len(self._done) > KEEP_DONE_IDS:
+            self._done.popitem(last=False)
+
+    def _keep(self, outcome: TurnOutcome) -> None:
+        self._outcomes[outcome.message_id] = outcome
+        while len(self._outcomes) > KEEP_OUTCOMES:
+            self._outcomes.popitem(last=False)
+
+    def _carry(self) -> CarriedTurns:
+        outcomes = list(self._outcomes.values())[-CARRY_OUTCOMES:]
+        return CarriedTurns(done=dict(self._done), outcomes=outcomes)
+
+    # --- messages -----------------------------------------------------------------------------
+    def _message_id(self, message: SendMessage) -> str:
+        if message.message_id:
+            return message.message_id
+        info = workflow.current_update_info()
+        return info.id if info else str(workflow.uuid4())
+
+    def _is_known(self, message_id: str) -> bool:
+        return (
+            message_id in self._outcomes
+            or message_id in self._done
+            or (self._running is not None and self._running.message_id == message_id)
+            or any(m.message_id == message_id for m in self._queue)
+        )
 
     @workflow.update
     async def send_message(self, message: SendMessage) -> TurnResult:
-        await self._ensure_loaded()
-        async with self._lock:
-            self._busy = True
-            self._turn_events = []
-            try:
-                invocation_id = await self._invoker.invoke(
-                    message.message,
-                    state_delta=message.state_delta,
-                    max_llm_calls=message.max_llm_calls,
-                    events=self._turn_events,
-                )
-            finally:
-                self._turns += 1
-                self._busy = False
-                self._invoker.trim()
-        return TurnResult(invocation_id=invocation_id, events=self._turn_events, final_text=final_text(self._turn_events))
+        message_id = self._message_id(message)
+        if not self._is_known(message_id):
+            self._queue.append(message.model_copy(update={"message_id": message_id}))
+        finished = message_id in self._outcomes or message_id in self._done
+        if not finished and self._waiting >= MAX_WAITING_UPDATES:
+            return TurnResult(message_id=message_id, status="queued", position=self._position(message_id))
+        self._waiting += 1
+        try:
+            await workflow.wait_condition(lambda: message_id in self._outcomes or message_id in self._done)
+        finally:
+            self._waiting -= 1
+        return self._result(message_id)
+
+    @send_message.validator
+    def _check_message(self, message: SendMessage) -> None:
+        if self._refusal:
+            _reject(self._refusal)
+
+    def _result(self, message_id: str) -> TurnResult:
+        outcome = self._outcomes.get(message_id)
+        if outcome is None:
+            # A repeat of a message whose full result is no longer held: its events are in the store.
+            return TurnResult(invocation_id=self._done[message_id], message_id=message_id)
+        if outcome.result is None:
+            raise ApplicationError(
+                outcome.error_message or "the turn failed", type=outcome.error_type, non_retryable=True
+            )
+        return outcome.result
+
+    def _position(self, message_id: str) -> int:
+        for index, queued in enumerate(self._queue):
+            if queued.message_id == message_id:
+                return index + (self._running is not None)
+        return 0
 
     @workflow.update
     async def reply(self, reply: Reply) -> TurnResult:
         """Answer a pending confirmation or long-running tool; the conversation continues."""
-        await self._ensure_loaded()
-        try:
-            check_reply(reply.call_id, self.pending())
-        except ValueError as e:
-            raise ApplicationError(str(e), type="UnknownCallId", non_retryable=True) from None
         content = reply_content(reply.call_id, self.pending(), reply.response)
         return await self.send_message(SendMessage(message=content))
 
     @reply.validator
     def _check_reply(self, reply: Reply) -> None:
+        if self._refusal:
+            _reject(self._refusal)
         if not self._loaded:
-            return  # validated again against the loaded session by reply_content
-        check_reply(reply.call_id, self.pending())
+            _reject("the conversation is still loading; send the reply again in a moment")
+        try:
+            check_reply(reply.call_id, self.pending())
+        except ValueError as e:
+            _reject(str(e))
+        queued = {r.id for m in self._queue for r in m.message.function_responses()}
+        if reply.call_id in queued:
+            _reject(f"call {reply.call_id!r} already has a reply queued; it runs when its turn comes")
 
+    # --- queries ------------------------------------------------------------------------------
     @workflow.query
     def pending(self) -> list[PendingRequest]:
-        session = self._invoker.session
+        session = self._invoker.session if self._invoker else None
         return pending_requests(session.events if session else [])
 
     @workflow.query
-    def events(self, after: int = 0) -> list[Event]:
-        """Events of the current (or last) turn from index ``after`` on, for streaming clients."""
-        return self._turn_events[after:]
+    def turn(self, query: TurnQuery) -> TurnStatus:
+        """Where a message is: queued (and how far back), running (its events so far), done, failed."""
+        message_id = query.message_id
+        if self._running is not None and self._running.message_id == message_id:
+            return TurnStatus(state="running", events=self._turn_events[query.after:])
+        if any(m.message_id == message_id for m in self._queue):
+            return TurnStatus(state="queued", position=self._position(message_id))
+        outcome = self._outcomes.get(message_id)
+        if outcome is not None and outcome.result is not None:
+            return TurnStatus(state="done", events=outcome.result.events[query.after:], result=outcome.result)
+        if outcome is not None:
+            return TurnStatus(state="failed", error_type=outcome.error_type, error_message=outcome.error_message)
+        if message_id in self._done:
+            return TurnStatus(state="done", result=TurnResult(invocation_id=self._done[message_id], message_id=message_id))
+        return TurnStatus(state="unknown")
 
 
+def _reject(reason: str) -> None:
+    """Refuse an update before it is accepted: nothing is queued, nothing runs."""
+    raise ApplicationError(reason, type="MessageRejected", non_retryable=True)

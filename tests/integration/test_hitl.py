@@ -16,6 +16,7 @@ from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response
 from adk_core.tools import FunctionTool, LongRunningFunctionTool
 from adk_core.tools.function_tool import CONFIRMATION_REJECTED_ERROR
+from adkt.client import MessageRejectedError
 from tests.integration.conftest import DurableStack
 from tests.scenarios import responses_since_user_text, user_said
 from workflows import (
@@ -112,7 +113,7 @@ async def test_session_confirmation_by_client_reply(durable_stack: DurableStack)
     assert first.events[-1].long_running_tool_ids
     request = _only_confirmation(await client.pending(app.name, "u1", "s1"))
 
-    with pytest.raises(WorkflowUpdateFailedError):
+    with pytest.raises(MessageRejectedError, match="no pending request has call id 'no-such-call'"):
         await client.reply(app.name, "u1", "s1", "no-such-call", {"confirmed": True})
 
     second = await client.reply(app.name, "u1", "s1", request.call_id, {"confirmed": True})
