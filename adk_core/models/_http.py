@@ -13,10 +13,11 @@ import os
 import re
 from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import to_jsonable_python
 
 from adk_core.errors import ModelError
@@ -113,6 +114,76 @@ def status_error(
         provider=provider,
         error_type=kind,
     )
+
+
+class WireModel(BaseModel):
+    """Base for a provider's response shapes: requires the fields we read, ignores any others.
+
+    Providers add fields all the time; only a field we read having the wrong type (or missing when we
+    need it) makes a response unreadable.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+
+W = TypeVar("W", bound=BaseModel)
+
+
+def malformed_response(provider: str, problem: str, secret: str | None) -> ModelError:
+    """The non-retryable ModelError for an HTTP 200 answer we cannot read.
+
+    Retrying would get the same answer, so the caller's retry policy must stop here.
+    """
+    text = (
+        f"{provider} answered HTTP 200 but {problem}; the endpoint may not be {provider}-compatible, "
+        "check base_url and the model name"
+    )
+    return ModelError(
+        redact(text, secret), status=200, retryable=False, provider=provider, error_type="MalformedResponse"
+    )
+
+
+def read_wire(shape: type[W], data: Any, *, provider: str, what: str, secret: str | None) -> W:
+    """``data`` validated as ``shape``, or a MalformedResponse ModelError naming ``what`` was wrong."""
+    try:
+        return shape.model_validate(data)
+    except ValidationError as exc:
+        problem = f"the {what} has an unexpected shape ({_summary(exc)})"
+        raise malformed_response(provider, problem, secret) from exc
+
+
+def _summary(exc: ValidationError, limit: int = 3) -> str:
+    # Field paths and types only: the input values could be long, or echo something sensitive.
+    errors = exc.errors(include_url=False)
+    items = []
+    for error in errors[:limit]:
+        where = ".".join(map(str, error["loc"])) or "body"
+        got = "" if error["type"] == "missing" else f", got {type(error['input']).__name__}"
+        items.append(f"{where}: {error['msg']}{got}")
+    more = f"; and {len(errors) - limit} more" if len(errors) > limit else ""
+    return "; ".join(items) + more
+
+
+def sse_json(event: ServerSentEvent, *, provider: str, secret: str | None) -> Any:
+    """The JSON payload of one streamed event, or a MalformedResponse ModelError if it is not JSON."""
+    try:
+        return event.json()
+    except ValueError as exc:
+        raise malformed_response(
+            provider, f"a streamed event is not JSON: {event.data[:80]!r}", secret
+        ) from exc
+
+
+def stream_error(data: Any, *, provider: str, secret: str | None) -> ModelError | None:
+    """The ModelError for a ``{"error": {...}}`` event sent after the stream started, else None.
+
+    Gemini and OpenAI-compatible servers send the HTTP error body they would have answered with; its
+    numeric ``code`` stands in for the status the stream's response can no longer carry.
+    """
+    if not isinstance(data, dict) or "error" not in data:
+        return None
+    code = data["error"].get("code") if isinstance(data["error"], dict) else None
+    return status_error(code if isinstance(code, int) else 500, data, None, provider=provider, secret=secret)
 
 
 def redact(text: str, secret: str | None) -> str:

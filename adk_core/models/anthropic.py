@@ -10,6 +10,27 @@ import httpx
 from adk_core.errors import ModelError
 from adk_core.types import Content, FunctionCall, Part
 
+from ._anthropic_wire import (
+    EVENTS,
+    Block,
+    ContentBlockDelta,
+    ContentBlockStart,
+    Delta,
+    InputJsonDelta,
+    MessageDelta,
+    MessageStart,
+    MessageWire,
+    OtherBlock,
+    OtherDelta,
+    SignatureDelta,
+    StreamEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolUseBlock,
+    UsageWire,
+)
 from ._http import (
     HttpModel,
     ToolCallIds,
@@ -17,10 +38,13 @@ from ._http import (
     json_text,
     jsonable,
     malformed_call,
+    malformed_response,
     merge_extra,
     no_content_error,
     parse_arguments,
     partial_text,
+    read_wire,
+    sse_json,
     status_error,
     tool_choice,
 )
@@ -84,68 +108,36 @@ class AnthropicModel(HttpModel):
     async def generate_content(
         self, request: LlmRequest, *, stream: bool = False
     ) -> AsyncIterator[LlmResponse]:
-        headers = {"x-api-key": self._key() or "", "anthropic-version": self._version}
+        key = self._key()
+        headers = {"x-api-key": key or "", "anthropic-version": self._version}
         body = self.build_request(request)
         url = f"{self._base_url}/messages"
         if not stream:
             data = await self._post_json(url, body, headers)
-            yield _parse(
-                data.get("content") or [], data.get("stop_reason"), data.get("usage"), data.get("model")
-            )
+            message = read_wire(MessageWire, data, provider=self.provider, what="response body", secret=key)
+            yield _parse(message.content, message.stop_reason, message.usage, message.model)
             return
-        body["stream"] = True
-        blocks: dict[int, dict[str, Any]] = {}
-        usage: dict[str, Any] = {}
-        stop_reason = model = None
+        async for response in self._stream(url, {**body, "stream": True}, headers, key):
+            yield response
+
+    async def _stream(
+        self, url: str, body: dict[str, Any], headers: dict[str, str], key: str | None
+    ) -> AsyncIterator[LlmResponse]:
+        message = _StreamedMessage()
         async for event in self._post_sse(url, body, headers):
             if event.event == "ping" or not event.data:
                 continue
-            data = event.json()
-            kind = data.get("type", event.event)
+            data = sse_json(event, provider=self.provider, secret=key)
+            kind = data.get("type", event.event) if isinstance(data, dict) else event.event
             if kind == "error":
-                error_type = (data.get("error") or {}).get("type")
-                raise status_error(
-                    _ERROR_STATUS.get(error_type, 500),
-                    data,
-                    None,
-                    provider=self.provider,
-                    secret=self._key(required=False),
-                )
-            if kind == "message_start":
-                message = data.get("message") or {}
-                usage.update(message.get("usage") or {})
-                model = message.get("model")
-            elif kind == "content_block_start":
-                block = dict(data["content_block"])
-                if block.get("type") == "tool_use":
-                    block["input"] = ""  # filled by input_json_delta fragments
-                blocks[data["index"]] = block
-            elif kind == "content_block_delta":
-                block, delta = blocks[data["index"]], data["delta"]
-                if delta["type"] == "text_delta":
-                    block["text"] = block.get("text", "") + delta["text"]
-                    yield partial_text(delta["text"])
-                elif delta["type"] == "thinking_delta":
-                    block["thinking"] = block.get("thinking", "") + delta["thinking"]
-                    yield partial_text(delta["thinking"], thought=True)
-                elif delta["type"] == "input_json_delta":
-                    block["input"] += delta["partial_json"]
-                elif delta["type"] == "signature_delta":
-                    block["signature"] = block.get("signature", "") + delta["signature"]
-            elif kind == "message_delta":
-                stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
-                usage.update(data.get("usage") or {})
-        ordered = [blocks[i] for i in sorted(blocks)]
-        for block in ordered:
-            if block.get("type") == "tool_use":
-                args = parse_arguments(block["input"])
-                if args is None:
-                    yield malformed_call(
-                        block["name"], block["input"], usage_metadata=_usage(usage), model_version=model
-                    )
-                    return
-                block["input"] = args
-        yield _parse(ordered, stop_reason, usage, model)
+                error = data.get("error") if isinstance(data, dict) else None
+                status = _ERROR_STATUS.get(error.get("type") if isinstance(error, dict) else None, 500)
+                raise status_error(status, data, None, provider=self.provider, secret=key)
+            if (shape := EVENTS.get(kind)) is not None:
+                wire = read_wire(shape, data, provider=self.provider, what=f"{kind} event", secret=key)
+                if partial := message.add(wire):
+                    yield partial
+        yield message.final()
 
     def build_request(self, request: LlmRequest) -> dict[str, Any]:
         """The Messages API request body for ``request``."""
@@ -237,25 +229,85 @@ def _media_block(mime_type: str) -> str:
     )
 
 
+class _StreamedMessage:
+    """A message as its stream events arrive: blocks by index, tool inputs as JSON text, usage."""
+
+    def __init__(self) -> None:
+        self.started = False
+        self.blocks: dict[int, Block] = {}
+        self.inputs: dict[int, str] = {}  # tool_use input arrives as fragments of JSON text
+        self.usage: UsageWire | None = None
+        self.stop_reason: str | None = None
+        self.model: str | None = None
+
+    def add(self, event: StreamEvent) -> LlmResponse | None:
+        """Apply one event; returns the partial response to yield for streamed text, if any."""
+        if isinstance(event, MessageStart):
+            self.started, self.model = True, event.message.model
+            self.usage = _merge_usage(self.usage, event.message.usage)
+        elif isinstance(event, ContentBlockStart):
+            self.blocks[event.index] = event.content_block
+            if isinstance(event.content_block, ToolUseBlock):
+                self.inputs[event.index] = ""
+        elif isinstance(event, ContentBlockDelta):
+            return self._add_delta(event.index, event.delta)
+        elif isinstance(event, MessageDelta):
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self.usage = _merge_usage(self.usage, event.usage)
+        return None
+
+    def _add_delta(self, index: int, delta: Delta) -> LlmResponse | None:
+        block = self.blocks.get(index)
+        if block is None:
+            raise _malformed(f"a content_block_delta names block {index}, which never started")
+        if isinstance(delta, TextDelta) and isinstance(block, TextBlock):
+            block.text += delta.text
+            return partial_text(delta.text)
+        if isinstance(delta, ThinkingDelta) and isinstance(block, ThinkingBlock):
+            block.thinking += delta.thinking
+            return partial_text(delta.thinking, thought=True)
+        if isinstance(delta, SignatureDelta) and isinstance(block, ThinkingBlock):
+            block.signature = (block.signature or "") + delta.signature
+        elif isinstance(delta, InputJsonDelta) and isinstance(block, ToolUseBlock):
+            self.inputs[index] += delta.partial_json
+        elif not isinstance(delta, OtherDelta) and not isinstance(block, OtherBlock):
+            # Blocks we do not read (server tool use ...) get deltas we skip too; ours must match.
+            raise _malformed(f"a {delta.type} arrived for a {block.type} block")
+        return None
+
+    def final(self) -> LlmResponse:
+        """The aggregated response once the stream has ended."""
+        if not self.started:
+            raise _malformed("the event stream had no message_start event")
+        ordered = [self.blocks[i] for i in sorted(self.blocks)]
+        for index, block in sorted(self.blocks.items()):
+            if isinstance(block, ToolUseBlock):
+                args = parse_arguments(self.inputs[index])
+                if args is None:
+                    usage = _usage(self.usage) if self.usage else None
+                    return malformed_call(
+                        block.name, self.inputs[index], usage_metadata=usage, model_version=self.model
+                    )
+                block.input = args
+        return _parse(ordered, self.stop_reason, self.usage, self.model)
+
+
+def _malformed(problem: str) -> ModelError:
+    return malformed_response("anthropic", problem, None)
+
+
 def _parse(
-    blocks: list[dict[str, Any]], stop_reason: str | None, usage: dict[str, Any] | None, model: str | None
+    blocks: list[Block], stop_reason: str | None, usage: UsageWire | None, model: str | None
 ) -> LlmResponse:
     parts: list[Part] = []
     for block in blocks:
-        kind = block.get("type")
-        if kind == "text" and block.get("text"):
-            parts.append(Part(text=block["text"]))
-        elif kind == "thinking":
-            signature = block.get("signature")
-            parts.append(
-                Part(
-                    text=block.get("thinking", ""),
-                    thought=True,
-                    thought_signature=signature.encode() if signature else None,
-                )
-            )
-        elif kind == "tool_use":
-            call = FunctionCall(name=block["name"], args=block.get("input") or {}, id=block["id"])
+        if isinstance(block, TextBlock) and block.text:
+            parts.append(Part(text=block.text))
+        elif isinstance(block, ThinkingBlock):
+            signature = block.signature.encode() if block.signature else None
+            parts.append(Part(text=block.thinking, thought=True, thought_signature=signature))
+        elif isinstance(block, ToolUseBlock):
+            call = FunctionCall(name=block.name, args=block.input or {}, id=block.id)
             parts.append(Part(function_call=call))
     content = Content(role="model", parts=parts) if parts else None
     finish_reason = _FINISH_REASONS.get(stop_reason, stop_reason.upper()) if stop_reason else None
@@ -269,11 +321,18 @@ def _parse(
     )
 
 
-def _usage(usage: dict[str, Any]) -> UsageMetadata:
+def _merge_usage(usage: UsageWire | None, update: UsageWire | None) -> UsageWire | None:
+    # message_delta repeats the counts that changed; a null or absent count keeps the earlier value.
+    if usage is None or update is None:
+        return update or usage
+    return usage.model_copy(update=update.model_dump(exclude_none=True))
+
+
+def _usage(usage: UsageWire) -> UsageMetadata:
     # input_tokens excludes cache reads and writes; the prompt is all three together.
-    cached = usage.get("cache_read_input_tokens") or 0
-    prompt = (usage.get("input_tokens") or 0) + (usage.get("cache_creation_input_tokens") or 0) + cached
-    output = usage.get("output_tokens") or 0
+    cached = usage.cache_read_input_tokens or 0
+    prompt = (usage.input_tokens or 0) + (usage.cache_creation_input_tokens or 0) + cached
+    output = usage.output_tokens or 0
     return UsageMetadata(
         prompt_token_count=prompt,
         candidates_token_count=output,

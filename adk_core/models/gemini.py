@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,14 +9,18 @@ import httpx
 
 from adk_core.types import Blob, Content, FileData, FunctionCall, Part
 
+from ._gemini_wire import CandidateWire, PartWire, PromptFeedbackWire, ResponseWire
 from ._http import (
     HttpModel,
     b64encode,
     jsonable,
+    malformed_response,
     merge_extra,
     no_content_error,
     partial_text,
-    status_error,
+    read_wire,
+    sse_json,
+    stream_error,
     tool_choice,
 )
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
@@ -30,13 +33,6 @@ _GENERATION_FIELDS = {
     "stop_sequences": "stopSequences",
     "seed": "seed",
     "response_mime_type": "responseMimeType",
-}
-_USAGE_FIELDS = {
-    "promptTokenCount": "prompt_token_count",
-    "candidatesTokenCount": "candidates_token_count",
-    "totalTokenCount": "total_token_count",
-    "thoughtsTokenCount": "thoughts_token_count",
-    "cachedContentTokenCount": "cached_content_token_count",
 }
 
 
@@ -70,48 +66,41 @@ class GeminiModel(HttpModel):
     async def generate_content(
         self, request: LlmRequest, *, stream: bool = False
     ) -> AsyncIterator[LlmResponse]:
-        headers = {"x-goog-api-key": self._key() or ""}
+        key = self._key()
+        headers = {"x-goog-api-key": key or ""}
         body = build_request(request)
         url = f"{self._base_url}/models/{self._model.removeprefix('models/')}"
         if not stream:
-            yield parse_response(await self._post_json(f"{url}:generateContent", body, headers))
+            yield parse_response(await self._post_json(f"{url}:generateContent", body, headers), secret=key)
             return
         acc = StreamAccumulator()
-        last: dict[str, Any] = {}
+        last = ResponseWire()
+        final: CandidateWire | None = None
         async for event in self._post_sse(f"{url}:streamGenerateContent?alt=sse", body, headers):
             if not event.data:
                 continue
-            chunk = event.json()
-            if "error" in chunk:
-                # Errors after the stream started arrive as a JSON error body inside an event.
-                status = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
-                raise status_error(
-                    status if isinstance(status, int) else 500,
-                    chunk,
-                    None,
-                    provider=self.provider,
-                    secret=self._key(required=False),
-                )
-            candidate = (chunk.get("candidates") or [{}])[0]
-            for wire in (candidate.get("content") or {}).get("parts") or []:
-                part = _part_from_wire(wire)
-                if part is None:
-                    continue
-                if part.text is not None and part.function_call is None:
-                    partial = acc.add_text(
-                        part.text, thought=bool(part.thought), signature=part.thought_signature
-                    )
-                    if part.text:
-                        yield partial
-                else:
-                    acc.add_part(part)
-            for key in ("usageMetadata", "modelVersion", "promptFeedback"):
-                if key in chunk:
-                    last[key] = chunk[key]
-            for key in ("finishReason", "finishMessage"):
-                if key in candidate:
-                    last[key] = candidate[key]
-        yield _final(acc.content(), last, last)
+            data = sse_json(event, provider=self.provider, secret=key)
+            if error := stream_error(data, provider=self.provider, secret=key):
+                raise error
+            chunk = read_wire(ResponseWire, data, provider=self.provider, what="streamed chunk", secret=key)
+            if chunk.candidates:
+                candidate = chunk.candidates[0]
+                for part in _parts(candidate):
+                    if part.text is not None and part.function_call is None:
+                        partial = acc.add_text(
+                            part.text, thought=bool(part.thought), signature=part.thought_signature
+                        )
+                        if part.text:
+                            yield partial
+                    else:
+                        acc.add_part(part)
+                final = final or CandidateWire()
+                final.finish_reason = candidate.finish_reason or final.finish_reason
+                final.finish_message = candidate.finish_message or final.finish_message
+            last.usage_metadata = chunk.usage_metadata or last.usage_metadata
+            last.model_version = chunk.model_version or last.model_version
+            last.prompt_feedback = chunk.prompt_feedback or last.prompt_feedback
+        yield _final(acc.content(), last, final)
 
 
 class StreamAccumulator:
@@ -220,52 +209,62 @@ def _with_id(wire: dict[str, Any], id: str | None) -> dict[str, Any]:
     return {**wire, "id": id} if id else wire
 
 
-def _part_from_wire(wire: dict[str, Any]) -> Part | None:
-    signature = base64.b64decode(wire["thoughtSignature"]) if wire.get("thoughtSignature") else None
-    if "functionCall" in wire:
-        call = wire["functionCall"]
-        function_call = FunctionCall(name=call["name"], args=call.get("args") or {}, id=call.get("id"))
+def _part_from_wire(wire: PartWire) -> Part | None:
+    signature = wire.thought_signature or None
+    if wire.function_call is not None:
+        call = wire.function_call
+        function_call = FunctionCall(name=call.name, args=call.args or {}, id=call.id)
         return Part(function_call=function_call, thought_signature=signature)
-    if "text" in wire:
-        return Part(text=wire["text"], thought=wire.get("thought") or None, thought_signature=signature)
-    if "inlineData" in wire:
-        blob = wire["inlineData"]
-        return Part(inline_data=Blob(mime_type=blob["mimeType"], data=base64.b64decode(blob["data"])))
-    if "fileData" in wire:
-        data = wire["fileData"]
-        return Part(file_data=FileData(file_uri=data["fileUri"], mime_type=data.get("mimeType")))
+    if wire.text is not None:
+        return Part(text=wire.text, thought=wire.thought or None, thought_signature=signature)
+    if wire.inline_data is not None:
+        return Part(inline_data=Blob(mime_type=wire.inline_data.mime_type, data=wire.inline_data.data))
+    if wire.file_data is not None:
+        return Part(file_data=FileData(file_uri=wire.file_data.file_uri, mime_type=wire.file_data.mime_type))
     return None  # executableCode and friends: not part of our Content model
 
 
-def parse_response(data: dict[str, Any]) -> LlmResponse:
-    """An LlmResponse from a generateContent response body."""
-    candidate = (data.get("candidates") or [{}])[0]
-    parts = [p for p in map(_part_from_wire, (candidate.get("content") or {}).get("parts") or []) if p]
+def _parts(candidate: CandidateWire) -> list[Part]:
+    wires = candidate.content.parts if candidate.content else []
+    return [part for part in map(_part_from_wire, wires) if part is not None]
+
+
+def parse_response(data: Any, *, secret: str | None = None) -> LlmResponse:
+    """An LlmResponse from a generateContent response body (decoded JSON).
+
+    Raises:
+        ModelError: non-retryable, error_type "MalformedResponse", when the body does not have the
+            generateContent shape or holds neither a candidate nor a reason the prompt was blocked.
+    """
+    response = read_wire(ResponseWire, data, provider="gemini", what="response body", secret=secret)
+    candidate = response.candidates[0] if response.candidates else None
+    parts = _parts(candidate) if candidate else []
     content = Content(role="model", parts=parts) if parts else None
-    return _final(content, data, candidate)
+    return _final(content, response, candidate)
 
 
-def _final(content: Content | None, data: dict[str, Any], candidate: dict[str, Any]) -> LlmResponse:
-    finish_reason = candidate.get("finishReason")
+def _final(content: Content | None, response: ResponseWire, candidate: CandidateWire | None) -> LlmResponse:
+    feedback = response.prompt_feedback or PromptFeedbackWire()
+    if candidate is None and not feedback.block_reason:
+        # Nothing to answer with and no reason given: an empty answer would pass for a silent success.
+        raise malformed_response(
+            "gemini", "the response has no candidates and no promptFeedback.blockReason", None
+        )
+    finish_reason = candidate.finish_reason if candidate else None
     error_code = error_message = None
-    feedback = data.get("promptFeedback") or {}
-    if block := feedback.get("blockReason"):
+    if block := feedback.block_reason:
         error_code = block
-        error_message = feedback.get("blockReasonMessage") or f"Gemini blocked the prompt ({block})"
+        error_message = feedback.block_reason_message or f"Gemini blocked the prompt ({block})"
     elif error := no_content_error(content, finish_reason, "Gemini"):
         error_code = error["error_code"]
-        error_message = candidate.get("finishMessage") or error["error_message"]
-    usage = data.get("usageMetadata")
+        error_message = (candidate.finish_message if candidate else None) or error["error_message"]
+    usage = response.usage_metadata
     return LlmResponse(
         content=content,
         turn_complete=True,
         finish_reason=finish_reason,
-        usage_metadata=_usage(usage) if usage else None,
+        usage_metadata=UsageMetadata(**usage.model_dump()) if usage else None,
         error_code=error_code,
         error_message=error_message,
-        model_version=data.get("modelVersion"),
+        model_version=response.model_version,
     )
-
-
-def _usage(usage: dict[str, Any]) -> UsageMetadata:
-    return UsageMetadata(**{ours: usage[wire] for wire, ours in _USAGE_FIELDS.items() if wire in usage})

@@ -17,12 +17,26 @@ from ._http import (
     env_value,
     json_text,
     malformed_call,
+    malformed_response,
     merge_extra,
     no_content_error,
     parse_arguments,
     partial_text,
-    status_error,
+    read_wire,
+    sse_json,
+    stream_error,
     tool_choice,
+)
+from ._openai_wire import (
+    ChunkWire,
+    CompletionTokensDetails,
+    CompletionWire,
+    DeltaWire,
+    FunctionDeltaWire,
+    FunctionWire,
+    PromptTokensDetails,
+    ToolCallWire,
+    UsageWire,
 )
 from .base import LlmRequest, LlmResponse, UsageMetadata
 
@@ -78,57 +92,62 @@ class OpenAIModel(HttpModel):
         url = f"{base_url}/chat/completions"
         if not stream:
             data = await self._post_json(url, body, headers)
-            choice = (data.get("choices") or [{}])[0]
-            message = choice.get("message") or {}
+            completion = read_wire(
+                CompletionWire, data, provider=self.provider, what="response body", secret=key
+            )
+            choice = completion.choices[0]
+            message = choice.message
             yield _response(
-                message.get("content"),
-                _reasoning(message),
-                message.get("tool_calls") or [],
-                choice.get("finish_reason"),
-                data.get("usage"),
-                data.get("model"),
-                message.get("refusal"),
+                message.content,
+                message.thought,
+                message.tool_calls or [],
+                choice.finish_reason,
+                completion.usage,
+                completion.model,
+                message.refusal,
             )
             return
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
-        text, reasoning, calls = "", "", {}
-        finish_reason = usage = model = None
+        async for response in self._stream(url, body, headers, key):
+            yield response
+
+    async def _stream(
+        self, url: str, body: dict[str, Any], headers: dict[str, str], key: str | None
+    ) -> AsyncIterator[LlmResponse]:
+        body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        text = reasoning = ""
+        calls: dict[int, ToolCallWire] = {}
+        usage: UsageWire | None = None
+        finish_reason = model = None
+        saw_choice = False
         async for event in self._post_sse(url, body, headers):
             if event.data.strip() == "[DONE]":
                 break
             if not event.data:
                 continue
-            chunk = event.json()
-            if "error" in chunk:
-                code = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
-                raise status_error(
-                    code if isinstance(code, int) else 500,
-                    chunk,
-                    None,
-                    provider=self.provider,
-                    secret=key,
-                )
-            model = chunk.get("model") or model
-            usage = chunk.get("usage") or usage
-            for choice in chunk.get("choices") or []:
-                delta = choice.get("delta") or {}
-                if thought := _reasoning(delta):
+            data = sse_json(event, provider=self.provider, secret=key)
+            if error := stream_error(data, provider=self.provider, secret=key):
+                raise error
+            chunk = read_wire(ChunkWire, data, provider=self.provider, what="streamed chunk", secret=key)
+            model = chunk.model or model
+            usage = chunk.usage or usage
+            for choice in chunk.choices or []:
+                saw_choice = True
+                finish_reason = choice.finish_reason or finish_reason
+                delta = choice.delta or DeltaWire()
+                if thought := delta.thought:
                     reasoning += thought
                     yield partial_text(thought, thought=True)
-                if delta.get("content"):
-                    text += delta["content"]
-                    yield partial_text(delta["content"])
-                for fragment in delta.get("tool_calls") or []:
-                    # Arguments arrive in pieces keyed by index; id and name come with the first piece.
-                    call = calls.setdefault(
-                        fragment.get("index", 0), {"id": None, "function": {"name": "", "arguments": ""}}
-                    )
-                    call["id"] = fragment.get("id") or call["id"]
-                    function = fragment.get("function") or {}
-                    call["function"]["name"] = call["function"]["name"] or function.get("name") or ""
-                    call["function"]["arguments"] += function.get("arguments") or ""
-                finish_reason = choice.get("finish_reason") or finish_reason
+                if delta.content:
+                    text += delta.content
+                    yield partial_text(delta.content)
+                for fragment in delta.tool_calls or []:
+                    call = calls.setdefault(fragment.index, ToolCallWire(function=FunctionWire(name="")))
+                    function = fragment.function or FunctionDeltaWire()
+                    call.id = fragment.id or call.id
+                    call.function.name = call.function.name or function.name or ""
+                    call.function.arguments = (call.function.arguments or "") + (function.arguments or "")
+        if not saw_choice:
+            raise malformed_response(self.provider, "the event stream had no choices", key)
         tool_calls = [calls[i] for i in sorted(calls)]
         yield _response(text or None, reasoning or None, tool_calls, finish_reason, usage, model, None)
 
@@ -246,17 +265,12 @@ def _unsupported(mime_type: str) -> None:
     )
 
 
-def _reasoning(message: dict[str, Any]) -> str | None:
-    # Not part of OpenAI's API: vLLM and DeepSeek send reasoning_content, Ollama and OpenRouter reasoning.
-    return message.get("reasoning_content") or message.get("reasoning") or None
-
-
 def _response(
     text: str | None,
     reasoning: str | None,
-    tool_calls: list[dict[str, Any]],
+    tool_calls: list[ToolCallWire],
     finish_reason: str | None,
-    usage: dict[str, Any] | None,
+    usage: UsageWire | None,
     model: str | None,
     refusal: str | None,
 ) -> LlmResponse:
@@ -265,13 +279,11 @@ def _response(
     if text:
         parts.append(Part(text=text))
     for call in tool_calls:
-        function = call.get("function") or {}
-        args = parse_arguments(function.get("arguments"))
+        function = call.function
+        args = parse_arguments(function.arguments)
         if args is None:
-            return malformed_call(function.get("name", ""), function.get("arguments") or "", **fields)
-        parts.append(
-            Part(function_call=FunctionCall(name=function.get("name", ""), args=args, id=call.get("id")))
-        )
+            return malformed_call(function.name, function.arguments or "", **fields)
+        parts.append(Part(function_call=FunctionCall(name=function.name, args=args, id=call.id)))
     content = Content(role="model", parts=parts) if parts else None
     reason = _FINISH_REASONS.get(finish_reason, finish_reason.upper()) if finish_reason else None
     error = no_content_error(content, reason, "openai")
@@ -280,13 +292,13 @@ def _response(
     return LlmResponse(content=content, turn_complete=True, finish_reason=reason, **error, **fields)
 
 
-def _usage(usage: dict[str, Any]) -> UsageMetadata:
-    details = usage.get("completion_tokens_details") or {}
-    prompt_details = usage.get("prompt_tokens_details") or {}
+def _usage(usage: UsageWire) -> UsageMetadata:
+    details = usage.completion_tokens_details or CompletionTokensDetails()
+    prompt_details = usage.prompt_tokens_details or PromptTokensDetails()
     return UsageMetadata(
-        prompt_token_count=usage.get("prompt_tokens"),
-        candidates_token_count=usage.get("completion_tokens"),
-        total_token_count=usage.get("total_tokens"),
-        thoughts_token_count=details.get("reasoning_tokens"),
-        cached_content_token_count=prompt_details.get("cached_tokens"),
+        prompt_token_count=usage.prompt_tokens,
+        candidates_token_count=usage.completion_tokens,
+        total_token_count=usage.total_tokens,
+        thoughts_token_count=details.reasoning_tokens,
+        cached_content_token_count=prompt_details.cached_tokens,
     )
