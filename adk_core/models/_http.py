@@ -6,6 +6,7 @@ Providers retry nothing. Every failure becomes a ModelError carrying ``status``,
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
@@ -27,6 +28,9 @@ from adk_core.types import Content, FunctionCall, FunctionResponse, Part
 from .base import GenerateContentConfig, LlmResponse
 
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
+# As the official OpenAI and Anthropic SDKs pool: a worker's activity slots bound how many calls run
+# at once, so the pool must not become a hidden queue below that.
+_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 
 
 def is_retryable(status: int) -> bool:
@@ -300,9 +304,11 @@ def no_content_error(content: Content | None, finish_reason: str | None, provide
 class HttpModel:
     """Base for the providers: holds the model name, key, base URL and client, and does the HTTP calls.
 
-    A client is built per call unless one is injected: the registry shares one instance per model name,
-    possibly across event loops, and an httpx client must not outlive its loop. An injected client is
-    used as given (its own timeout applies) and never closed here.
+    Each instance keeps one httpx client per event loop, built on first use and reused by every call
+    on that loop, so connections (and their TLS handshakes) are pooled across calls. One per loop
+    because the registry shares an instance per model name, possibly across event loops, and an httpx
+    client must not outlive or leave its loop. An injected client is used as given (its own timeout
+    and limits apply) and never closed here.
     """
 
     provider: ClassVar[str]
@@ -323,6 +329,7 @@ class HttpModel:
         self._base_url = base_url.rstrip("/") if base_url else None
         self._http_client = http_client
         self._timeout = timeout
+        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
 
     @property
     def name(self) -> str:
@@ -343,13 +350,27 @@ class HttpModel:
             )
         return key
 
-    @contextlib.asynccontextmanager
-    async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
+    def _client(self) -> httpx.AsyncClient:
         if self._http_client is not None:
-            yield self._http_client
-            return
-        async with httpx.AsyncClient(timeout=self._timeout) as client:
-            yield client
+            return self._http_client
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            # A closed loop's client cannot be closed from here, and its connections ended with the loop.
+            for old in [known for known in list(self._clients) if known.is_closed()]:
+                self._clients.pop(old, None)
+            client = self._clients[loop] = httpx.AsyncClient(timeout=self._timeout, limits=_LIMITS)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this model opened on the running event loop.
+
+        An injected ``http_client`` is left open: its owner closes it. The model stays usable; a later
+        call opens a new client.
+        """
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
     def _transport_error(self, exc: httpx.TransportError, secret: str | None) -> ModelError:
         if isinstance(exc, httpx.TimeoutException):
@@ -362,11 +383,10 @@ class HttpModel:
 
     async def _post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
         secret = self._key(required=False)
-        async with self._client() as client:
-            try:
-                response = await client.post(url, json=body, headers=headers)
-            except httpx.TransportError as exc:
-                raise self._transport_error(exc, secret) from exc
+        try:
+            response = await self._client().post(url, json=body, headers=headers)
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc, secret) from exc
         if not response.is_success:
             raise status_error(
                 response.status_code, _body(response), response.headers, provider=self.provider, secret=secret
@@ -386,29 +406,28 @@ class HttpModel:
         self, url: str, body: dict[str, Any], headers: dict[str, str]
     ) -> AsyncIterator[ServerSentEvent]:
         secret = self._key(required=False)
-        async with self._client() as client:
-            try:
-                async with aconnect_sse(client, "POST", url, json=body, headers=headers) as source:
-                    response = source.response
-                    if not response.is_success:
-                        await response.aread()
-                        raise status_error(
-                            response.status_code,
-                            _body(response),
-                            response.headers,
-                            provider=self.provider,
-                            secret=secret,
-                        )
-                    async for event in source.aiter_sse():
-                        yield event
-            except SSEError as exc:  # an httpx.TransportError subclass, but a wrong answer, not a lost one
-                raise ModelError(
-                    f"{self.provider} did not answer with an event stream ({exc}); check base_url",
-                    provider=self.provider,
-                    error_type="invalid_response",
-                ) from exc
-            except httpx.TransportError as exc:
-                raise self._transport_error(exc, secret) from exc
+        try:
+            async with aconnect_sse(self._client(), "POST", url, json=body, headers=headers) as source:
+                response = source.response
+                if not response.is_success:
+                    await response.aread()
+                    raise status_error(
+                        response.status_code,
+                        _body(response),
+                        response.headers,
+                        provider=self.provider,
+                        secret=secret,
+                    )
+                async for event in source.aiter_sse():
+                    yield event
+        except SSEError as exc:  # an httpx.TransportError subclass, but a wrong answer, not a lost one
+            raise ModelError(
+                f"{self.provider} did not answer with an event stream ({exc}); check base_url",
+                provider=self.provider,
+                error_type="invalid_response",
+            ) from exc
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc, secret) from exc
 
 
 def _body(response: httpx.Response) -> Any:

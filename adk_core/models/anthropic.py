@@ -79,7 +79,7 @@ class AnthropicModel(HttpModel):
         model: the model name, e.g. ``"claude-sonnet-4-5"``.
         api_key: the API key; defaults to ``ANTHROPIC_API_KEY``, read at call time.
         base_url: the API root, up to and including ``/v1``.
-        http_client: an httpx client to use instead of one per call (tests, proxies, pooling).
+        http_client: an httpx client to use instead of the model's own (tests, proxies); never closed here.
         timeout: seconds for each network operation when this class builds the client.
         max_tokens: the output cap sent when the request's config sets no ``max_output_tokens``
             (the Messages API requires one).

@@ -44,7 +44,7 @@ class GeminiModel(HttpModel):
         api_key: the API key; defaults to ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``, read at call time.
             It is sent in the ``x-goog-api-key`` header, never in the URL.
         base_url: the API root, up to and including the version.
-        http_client: an httpx client to use instead of one per call (tests, proxies, pooling).
+        http_client: an httpx client to use instead of the model's own (tests, proxies); never closed here.
         timeout: seconds for each network operation when this class builds the client.
     """
 

@@ -61,7 +61,7 @@ class OpenAIModel(HttpModel):
         api_key: the API key; defaults to ``OPENAI_API_KEY``, read at call time. Required only
             when calling api.openai.com.
         base_url: the API root; defaults to ``OPENAI_BASE_URL``, then ``https://api.openai.com/v1``.
-        http_client: an httpx client to use instead of one per call (tests, proxies, pooling).
+        http_client: an httpx client to use instead of the model's own (tests, proxies); never closed here.
         timeout: seconds for each network operation when this class builds the client.
     """
 
