@@ -31,22 +31,24 @@ from ._anthropic_wire import (
     ToolUseBlock,
     UsageWire,
 )
-from ._http import (
-    HttpModel,
+from ._convert import (
     ToolCallIds,
     b64encode,
     json_text,
     jsonable,
     malformed_call,
-    malformed_response,
     merge_extra,
     no_content_error,
     parse_arguments,
     partial_text,
+    tool_choice,
+)
+from ._http import (
+    HttpModel,
+    malformed_response,
     read_wire,
     sse_json,
     status_error,
-    tool_choice,
 )
 from .base import LlmRequest, LlmResponse, UsageMetadata
 

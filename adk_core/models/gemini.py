@@ -9,19 +9,21 @@ import httpx
 
 from adk_core.types import Blob, Content, FileData, FunctionCall, Part
 
-from ._gemini_wire import CandidateWire, PartWire, PromptFeedbackWire, ResponseWire
-from ._http import (
-    HttpModel,
+from ._convert import (
     b64encode,
     jsonable,
-    malformed_response,
     merge_extra,
     no_content_error,
     partial_text,
+    tool_choice,
+)
+from ._gemini_wire import CandidateWire, PartWire, PromptFeedbackWire, ResponseWire
+from ._http import (
+    HttpModel,
+    malformed_response,
     read_wire,
     sse_json,
     stream_error,
-    tool_choice,
 )
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
 

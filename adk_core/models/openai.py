@@ -10,22 +10,24 @@ import httpx
 from adk_core.errors import ModelError
 from adk_core.types import Content, FunctionCall, Part
 
-from ._http import (
-    HttpModel,
+from ._convert import (
     ToolCallIds,
     b64encode,
-    env_value,
     json_text,
     malformed_call,
-    malformed_response,
     merge_extra,
     no_content_error,
     parse_arguments,
     partial_text,
+    tool_choice,
+)
+from ._http import (
+    HttpModel,
+    env_value,
+    malformed_response,
     read_wire,
     sse_json,
     stream_error,
-    tool_choice,
 )
 from ._openai_wire import (
     ChunkWire,

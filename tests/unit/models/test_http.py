@@ -10,7 +10,8 @@ from model_wire import SECRET, Wire, collect, simple_request
 
 from adk_core.errors import ModelError
 from adk_core.models import Model, resolve_model
-from adk_core.models._http import ToolCallIds, merge_extra, parse_retry_after
+from adk_core.models._convert import ToolCallIds, merge_extra
+from adk_core.models._http import parse_retry_after
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adk_core.models.openai import OpenAIModel
