@@ -22,6 +22,10 @@ ARTIFACTS = "adk.artifacts"
 MEMORY = "adk.memory"
 ACTIVITY_NAMES = (GENERATE_CONTENT, RUN_TOOL, APPEND_EVENTS, LOAD_SESSION, ARTIFACTS, MEMORY)
 
+MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
+"""The largest single value a durable run carries. Values over 256 KiB travel out of band
+(workflows.payload_storage); anything larger than this is refused where it is made."""
+
 
 class SessionKey(BaseModel):
     app_name: str
@@ -103,6 +107,11 @@ class ToolCallResult(BaseModel):
     error_message: str | None = None
     """Set when the tool raised (and was not to be retried): the engine turns it into an error
     response the model sees, as in-process."""
+    error_class: str | None = None
+    """``module:qualname`` of the exception's class, so the engine can hand on_tool_error
+    callbacks an instance of that class (adk_core.errors.RemoteError.rebuilt)."""
+    error_args: list[Any] | None = None
+    """The exception's args when they are plain JSON; the class is rebuilt from them."""
 
 
 class ArtifactCallInput(BaseModel):

@@ -8,13 +8,19 @@
     │   ├── SessionNotFoundError
     │   └── AlreadyExistsError      a session id (or artifact version) that is already taken
     ├── ModelError                  a model provider failed; carries status, retryable, retry_after
-    ├── ToolError                   a tool failed in a way the model cannot be told about
+    ├── ToolError                   a tool (or a toolset) failed in a way the model cannot be told about
     ├── LlmCallsLimitExceededError  RunConfig.max_llm_calls was reached
     ├── OutputValidationError       a response did not match the agent's output_schema
-    └── RemoteError                 an error raised elsewhere (an activity), carried back by type name
+    └── RemoteError                 an error raised elsewhere (an activity), carried back as data
 """
 
 from __future__ import annotations
+
+import builtins
+import json
+import types
+from collections.abc import Iterable
+from typing import Any
 
 
 class AdkError(Exception):
@@ -87,13 +93,112 @@ class OutputValidationError(AdkError, ValueError):
 
 class RemoteError(AdkError):
     """An exception raised where the engine could not catch it directly (e.g. in a Temporal
-    activity), rebuilt from its type name and message so the engine reports it as it would have
-    reported the original."""
+    activity), carried back as data: its type name, message, class path and args.
 
-    def __init__(self, message: str, *, error_type: str) -> None:
+    The engine hands on_tool_error callbacks ``rebuilt(...)``, the original class again where it
+    can be found; a RemoteError reaches them only when it cannot.
+    """
+
+    def __init__(
+        self, message: str, *, error_type: str, error_class: str | None = None, error_args: list[Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.error_type = error_type
+        self.error_class = error_class
+        """``module:qualname`` of the original class (``error_class_path``), when known."""
+        self.error_args = error_args
+        """The original's args, when they are plain JSON (``portable_args``)."""
+
+    def rebuilt(self, near: Iterable[object] = ()) -> Exception:
+        """The original exception as an instance of its own class, where that is safe; else self.
+
+        The class is looked for only where the code around the failing call can name it: in
+        builtins, in adk_core's errors, and in the modules that define the objects in ``near``
+        (the tool, the callbacks that will see the error), by what those modules define or
+        import. Nothing is imported, and the answer depends on the app's code alone, not on what
+        a worker process happened to load: this runs inside workflows and must come out the same
+        on every worker and every replay. A callback that tests ``isinstance(error, SomeError)``
+        names ``SomeError`` in its module, so it gets the real class.
+
+        The instance is made from the original's args (or its message) and must print as the
+        original did; otherwise (a class defined inside a function, a constructor that wants other
+        arguments or rewords its message) this RemoteError is returned. Attributes the original
+        set besides its args are not carried.
+        """
+        found = _find_exception_class(self.error_class, near)
+        if found is None:
+            return self
+        message = str(self)
+        try:
+            error = found(*self.error_args) if self.error_args is not None else found(message)
+        except Exception:
+            return self
+        return error if str(error) == message else self
 
 
 def error_type_name(error: BaseException) -> str:
     return error.error_type if isinstance(error, RemoteError) else type(error).__name__
+
+
+def error_class_path(error: BaseException) -> str:
+    """``module:qualname`` of the error's class, as ``RemoteError.rebuilt`` looks it up."""
+    cls = type(error)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def portable_args(error: BaseException) -> list[Any] | None:
+    """The error's args if they survive a JSON round trip unchanged, else None."""
+    args = list(error.args)
+    try:
+        return args if json.loads(json.dumps(args)) == args else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _find_exception_class(path: str | None, near: Iterable[object]) -> type[Exception] | None:
+    module_name, _, qualname = (path or "").partition(":")
+    if not module_name or not qualname:
+        return None
+    namespaces = [vars(builtins), globals(), *(ns for obj in near for ns in _namespaces_of(obj))]
+    for namespace in namespaces:
+        found = _find_in(namespace, module_name, qualname)
+        if found is not None:
+            return found
+    return None
+
+
+def _find_in(namespace: dict[str, Any], module_name: str, qualname: str) -> type[Exception] | None:
+    if namespace.get("__name__") == module_name:
+        return _exception_class(_walk(namespace.get(qualname.split(".")[0]), qualname.split(".")[1:]))
+    for value in list(namespace.values()):
+        if isinstance(value, type) and value.__module__ == module_name and value.__qualname__ == qualname:
+            return _exception_class(value)  # imported by name: ``from shop.errors import OutOfStock``
+        if isinstance(value, types.ModuleType) and (module_name + ".").startswith(value.__name__ + "."):
+            # An imported module or a package above it: ``import shop`` reaches ``shop.errors``.
+            module = _walk(value, module_name.split(".")[value.__name__.count(".") + 1 :])
+            if isinstance(module, types.ModuleType) and module.__name__ == module_name:
+                return _exception_class(_walk(module, qualname.split(".")))
+    return None
+
+
+def _walk(obj: Any, names: list[str]) -> Any:
+    for name in names:
+        obj = getattr(obj, name, None)
+    return obj
+
+
+def _exception_class(obj: Any) -> type[Exception] | None:
+    return obj if isinstance(obj, type) and issubclass(obj, Exception) else None
+
+
+def _namespaces_of(obj: object) -> list[dict[str, Any]]:
+    """The module namespaces a function, method, FunctionTool-like wrapper or instance comes from."""
+    found: list[dict[str, Any]] = []
+    for candidate in (obj, getattr(obj, "__func__", None), getattr(obj, "func", None), getattr(obj, "__wrapped__", None)):
+        namespace = getattr(candidate, "__globals__", None)
+        if isinstance(namespace, dict):
+            found.append(namespace)
+    if not found and not isinstance(obj, type):
+        # An instance (a tool or plugin class, a callable object): the module of its class's methods.
+        found += [f.__globals__ for f in vars(type(obj)).values() if isinstance(f, types.FunctionType)][:1]
+    return found

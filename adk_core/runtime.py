@@ -7,11 +7,12 @@ in ``workflows/`` does the same through workflow APIs and activities, so one eng
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random as _random
 import time as _time
 import uuid as _uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -55,6 +56,12 @@ class Runtime(Protocol):
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """Run one tool; its state/artifact changes land in ``tool_context.actions``."""
+        ...
+
+    async def run_sync(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Call a blocking function (a sync tool) without stalling other work: in-process and in
+        activities it runs in a thread; inside a workflow, where threads are not allowed, it is
+        called directly (only pure, quick functions run there)."""
         ...
 
     def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
@@ -102,6 +109,9 @@ class LocalRuntime:
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         return await tool.run_async(args=args, tool_context=tool_context)
+
+    async def run_sync(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(fn, *args, **kwargs)
 
     def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
         return agent.run_async(ctx)

@@ -187,6 +187,29 @@ class ToolContext(CallbackContext):
         self.function_call_id = function_call_id
         self.tool_confirmation = tool_confirmation
 
+    @property
+    def idempotency_key(self) -> str:
+        """A key for this tool call's effect: the same every time this call runs, different for
+        every other call.
+
+        Durable runs execute tools at least once: an activity that times out or loses its worker
+        after the tool had its effect runs again. To make the effect happen once, hand this key
+        to the system that carries it out (an ``Idempotency-Key`` header, a unique column, a
+        request id) or record it next to the effect and, when it is already there, return what
+        the first run returned (examples/idempotent_tool.py; docs/durability.md).
+
+        It is ``"{invocation_id}:{function_call_id}"``: both come from the runtime (deterministic
+        inside a workflow) and travel with the call to every attempt, so in-process and durable
+        runs, retries and replays see the same key. Call ids are unique within an invocation:
+        the engine gives one to every call a model leaves without.
+
+        Raises:
+            ValueError: outside a tool call (no function call id).
+        """
+        if not self.function_call_id:
+            raise ValueError("idempotency_key needs a function call id; it is only valid inside a tool call")
+        return f"{self.invocation_id}:{self.function_call_id}"
+
     def request_confirmation(self, *, hint: str = "", payload: Any = None) -> None:
         """Ask a human to confirm this call before it runs; the run pauses until they answer."""
         if not self.function_call_id:

@@ -121,7 +121,7 @@ class LlmAgent(BaseAgent):
         return await _resolve_text(self.global_instruction, ctx)
 
     async def canonical_tools(self, ctx: ReadonlyContext) -> list[BaseTool]:
-        """Tools plus those of each Toolset; a failing toolset is logged and skipped."""
+        """Tools plus those of each Toolset; a failing toolset raises ToolError."""
         from ..flow.llm_flow import resolve_tools
 
         return await resolve_tools(self, ctx)

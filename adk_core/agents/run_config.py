@@ -11,8 +11,9 @@ class RunConfig(BaseModel):
     """Settings for one ``run_async`` call.
 
     Attributes:
-        max_llm_calls: model calls allowed in one invocation; reaching it ends the run with
-            LlmCallsLimitExceededError. 0 or less means no limit.
+        max_llm_calls: model calls allowed in one invocation; going past it stores an error
+            event (error_code "LlmCallsLimitExceededError") from the agent that asked, then ends
+            the run with LlmCallsLimitExceededError. 0 or less means no limit.
         streaming_mode: "none" for whole responses, "sse" to stream partial events.
         custom_metadata: copied into the invocation context for callbacks and plugins.
     """

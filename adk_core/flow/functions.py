@@ -9,7 +9,7 @@ from .. import telemetry
 from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import InvocationContext, ToolContext
-from ..errors import error_type_name
+from ..errors import RemoteError, error_type_name
 from ..types import (
     REQUEST_CONFIRMATION_FUNCTION,
     Content,
@@ -28,10 +28,18 @@ CALL_ID_PREFIX = "adk-"
 
 
 def ensure_call_ids(ctx: InvocationContext, event: Event) -> None:
-    """Give every function call an id (some providers omit them) so responses can pair up."""
+    """Give every function call an id unique in its invocation, so responses pair up and
+    ``ToolContext.idempotency_key`` tells calls apart. Some providers omit ids; some
+    OpenAI-compatible servers repeat them (``call_0`` on every turn): those get fresh ones."""
+    seen: set[str] = set()
+    for past in reversed(ctx.session.events):
+        if past.invocation_id != ctx.invocation_id:
+            break  # an invocation's events are the newest ones
+        seen.update(c.id for c in past.function_calls() if c.id)
     for call in event.function_calls():
-        if not call.id:
+        if not call.id or call.id in seen:
             call.id = CALL_ID_PREFIX + ctx.runtime.new_id()
+        seen.add(call.id)
 
 
 def long_running_ids(event: Event, tools: dict[str, BaseTool]) -> list[str] | None:
@@ -111,6 +119,10 @@ async def _on_tool_error(
     error: Exception,
 ) -> Any:
     """A tool that raised becomes an error response the model sees, unless a callback recovers."""
+    if isinstance(error, RemoteError):
+        # Raised in another process (a tool activity): callbacks get the tool's own exception class
+        # where the tool's and the callbacks' modules can name it, as they would in-process.
+        error = error.rebuilt(near=[tool, *agent.on_tool_error_callback, *ctx.plugin_manager.plugins])
     recovered = await ctx.plugin_manager.run(
         "on_tool_error_callback", tool=tool, tool_args=args, tool_context=tool_context, error=error
     )

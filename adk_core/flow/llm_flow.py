@@ -6,7 +6,6 @@ contents) -> agent transfer.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,7 @@ from .. import telemetry
 from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, LlmCallsLimitExceededError, ToolError
 from ..models.base import ContentsRef, GenerateContentConfig, LlmRequest, LlmResponse
 from ..tools.base import BaseTool, Toolset
 from ..tools.builtin import TransferToAgentTool
@@ -32,10 +31,15 @@ from .instructions import inject_state
 if TYPE_CHECKING:
     from ..agents.llm_agent import LlmAgent
 
-logger = logging.getLogger(__name__)
-
 
 async def resolve_tools(agent: LlmAgent, ctx: ReadonlyContext) -> list[BaseTool]:
+    """The agent's tools with every Toolset expanded.
+
+    Raises:
+        ToolError: a toolset failed. Nothing is skipped: under the durable runtime the workflow
+            and the tool activity each resolve the tools, and a toolset skipped in one but not
+            the other would give them different tools.
+    """
     tools: list[BaseTool] = []
     for item in agent.tools:
         if isinstance(item, BaseTool):
@@ -43,8 +47,12 @@ async def resolve_tools(agent: LlmAgent, ctx: ReadonlyContext) -> list[BaseTool]
             continue
         try:
             tools.extend(await item.get_tools(ctx))
-        except Exception:  # a broken tool source must not take the agent down with it
-            logger.exception("toolset %r of agent %r failed; continuing without its tools", _toolset_name(item), agent.name)
+        except Exception as error:
+            raise ToolError(
+                f"toolset {_toolset_name(item)!r} of agent {agent.name!r} failed to list its tools: "
+                f"{type(error).__name__}: {error}. Fix the toolset (is its server reachable?) or remove it "
+                "from the agent's tools"
+            ) from error
     return tools
 
 
@@ -161,6 +169,15 @@ async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator
 
 async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
     request = await build_request(agent, ctx)
+    try:
+        ctx.count_llm_call()
+    except LlmCallsLimitExceededError as error:
+        # As google-adk does: the session records why the turn ended (an error event from this
+        # agent), then the error is raised to the caller.
+        yield new_event(
+            ctx, author=agent.name, error_code=type(error).__name__, error_message=str(error), turn_complete=True
+        )
+        raise
     callback_context = CallbackContext(ctx)
     async for response in _call_model(agent, ctx, request, callback_context):
         event = _model_event(agent, ctx, response, callback_context.actions)
@@ -254,7 +271,6 @@ async def _resume_confirmed_calls(
 async def _call_model(
     agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext
 ) -> AsyncIterator[LlmResponse]:
-    ctx.count_llm_call()
     plugins = ctx.plugin_manager
     response = await plugins.run("before_model_callback", callback_context=callback_context, llm_request=request)
     if response is None and agent.before_model_callback:

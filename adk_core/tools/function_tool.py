@@ -30,6 +30,11 @@ class FunctionTool(BaseTool):
     """Wraps a function. A parameter named ``tool_context`` or annotated ``ToolContext`` receives
     the call's context and is hidden from the model.
 
+    A sync function runs in a thread (``runtime.run_sync``), so a blocking call in it does not
+    stall other tools or the worker; inside a workflow (``ToolExecution(mode="inline")``) it is
+    called directly. Call Temporal's ``activity.heartbeat()`` from async tools only: it needs
+    the worker's event loop.
+
     Args:
         func: the function; its docstring describes the tool and its Args section the parameters.
         name: defaults to the function's name.
@@ -62,7 +67,7 @@ class FunctionTool(BaseTool):
         self._context_param = next(
             (p.name for p in params.values() if _is_tool_context(p, p.annotation)), None
         )
-        self._is_async = inspect.iscoroutinefunction(func)
+        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
 
     def declaration(self) -> FunctionDeclaration:
         return self._declaration
@@ -81,8 +86,12 @@ class FunctionTool(BaseTool):
                 return {"error": CONFIRMATION_REJECTED_ERROR}
         if self._context_param:
             kwargs[self._context_param] = tool_context
-        result = self.func(**kwargs)
-        if self._is_async or inspect.isawaitable(result):
+        if self._is_async:
+            return await self.func(**kwargs)
+        # A blocking function must not hold up the event loop that runs every other tool, model
+        # call and activity: the runtime runs it in a thread (or directly, inside a workflow).
+        result = await tool_context.runtime.run_sync(self.func, **kwargs)
+        if inspect.isawaitable(result):
             result = await result
         return result
 

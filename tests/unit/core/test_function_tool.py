@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-from adk_core import FunctionTool, InMemoryRunner, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core import (
+    Content,
+    FunctionTool,
+    InMemoryRunner,
+    LlmAgent,
+    LlmRequest,
+    LocalRuntime,
+    Runner,
+    ScriptedModel,
+    ToolContext,
+)
 from adk_core.models import function_call_response, text_response
+from adk_core.sessions import InMemorySessionService
 from tests.scenarios import responses_since_user_text
 
 calls: list[tuple[str, Any]] = []
@@ -126,3 +141,71 @@ def test_request_carries_declarations_and_the_tool_map() -> None:
     assert [d.name for d in request.config.tools] == ["async_greet"]
     assert request.tools_dict == {"async_greet": tool}
     assert "tools_dict" not in request.model_dump()
+
+
+# --- sync tools run off the event loop --------------------------------------------------------------
+async def test_a_blocking_sync_tool_does_not_stall_a_concurrent_coroutine() -> None:
+    threads: list[threading.Thread] = []
+
+    def slow_lookup(key: str) -> dict:
+        """Look a key up slowly (a blocking client)."""
+        threads.append(threading.current_thread())
+        time.sleep(0.5)
+        return {"key": key}
+
+    model = _scripted([function_call_response("slow_lookup", {"key": "k"}), text_response("done")])
+    runner = InMemoryRunner(LlmAgent(name="a", model=model, tools=[slow_lookup]))
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0.01)
+
+    ticking = asyncio.create_task(ticker())
+    try:
+        started = time.monotonic()
+        events = await runner.run("go")
+        elapsed = time.monotonic() - started
+    finally:
+        ticking.cancel()
+    assert events[-1].text == "done" and elapsed >= 0.5
+    assert threads and threads[0] is not threading.main_thread()
+    assert len(ticks) >= 20, f"the event loop stalled while the tool slept ({len(ticks)} ticks in {elapsed:.2f}s)"
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 0.25
+
+
+class DirectRuntime(LocalRuntime):
+    """Calls sync functions itself, as the workflow runtime does (no threads in a workflow)."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def run_sync(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        self.ran.append(fn.__name__)
+        return fn(*args, **kwargs)
+
+
+class Greeter:
+    async def __call__(self, name: str) -> str:
+        return f"hi {name}"
+
+
+async def test_sync_tools_go_through_the_runtime_seam_and_async_ones_do_not() -> None:
+    calls.clear()
+    model = _scripted([
+        function_call_response("sync_multiply", {"a": 4}),
+        function_call_response("async_greet", {"name": "Bo"}),
+        function_call_response("greet", {"name": "Cy"}),
+        text_response("ok"),
+    ])
+    runtime = DirectRuntime()
+    tools = [sync_multiply, async_greet, FunctionTool(Greeter(), name="greet")]
+    runner = Runner(
+        app_name="app", agent=LlmAgent(name="a", model=model, tools=tools),
+        session_service=InMemorySessionService(), runtime=runtime, auto_create_session=True,
+    )
+    events = [e async for e in runner.run_async(user_id="u", session_id="s", new_message=Content.user("go"))]
+    assert runtime.ran == ["sync_multiply"]
+    results = [r.response for e in events for r in e.function_responses()]
+    assert results == [{"product": 8}, {"result": "hello Bo"}, {"result": "hi Cy"}]

@@ -1,8 +1,7 @@
-"""Toolsets: tools resolved before every model call; a broken toolset is logged and skipped."""
+"""Toolsets: tools resolved before every model call; a broken toolset stops the run with a ToolError."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from adk_core import (
     ScriptedModel,
     ToolContext,
 )
-from adk_core.errors import ConfigurationError
+from adk_core.errors import ConfigurationError, ToolError
 from adk_core.models import function_call_response, text_response
 from tests.scenarios import responses_since_user_text
 
@@ -72,16 +71,17 @@ async def test_toolset_tools_are_resolved_per_model_call() -> None:
     assert events[-1].text == "done"
 
 
-async def test_a_failing_toolset_is_logged_and_skipped(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failing_toolset_fails_loudly_naming_toolset_and_cause() -> None:
     model = _script([function_call_response("echo", {"text": "still here"}), text_response("fine")])
     agent = LlmAgent(name="a", model=model, tools=[BrokenToolset(), echo])
-    with caplog.at_level(logging.ERROR, logger="adk_core"):
-        events = await InMemoryRunner(agent).run("go")
-    assert events[-1].text == "fine"
-    assert [d.name for d in model.requests[0].config.tools] == ["echo"]
-    failures = [r for r in caplog.records if "toolset 'broken' of agent 'a' failed" in r.getMessage()]
-    assert len(failures) == 2  # once per model call
-    assert failures[0].exc_info is not None and "server unreachable" in str(failures[0].exc_info[1])
+    runner = InMemoryRunner(agent)
+    with pytest.raises(ToolError, match="toolset 'broken' of agent 'a' failed") as info:
+        await runner.run("go")
+    assert "RuntimeError: server unreachable" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert model.requests == [], "no model call with a partial tool list"
+    session = await runner.session_service.get_session(app_name="app", user_id="user", session_id="session")
+    assert session is not None and [e.author for e in session.events] == ["user"]
 
 
 async def test_toolset_is_accepted_as_a_tool_of_an_agent() -> None:
