@@ -1,5 +1,6 @@
 """Artifacts: versioned files an agent saves and loads. ``user:``-prefixed names are shared by all
-of a user's sessions; other names belong to one session."""
+of a user's sessions; other names belong to one session. App names, user ids and session ids
+follow ``adk_core.ids`` in every call."""
 
 from __future__ import annotations
 
@@ -50,9 +51,18 @@ def check_artifact(filename: str, artifact: Part, max_bytes: int) -> None:
         )
 
 
+USER_SCOPE = "user"
+
+
 def scope_session_id(filename: str, session_id: str) -> str:
     """Where an artifact lives: user-scoped names share one pseudo-session."""
-    return "user" if filename.startswith(USER_SCOPE_PREFIX) else session_id
+    return USER_SCOPE if filename.startswith(USER_SCOPE_PREFIX) else session_id
+
+
+def visible_to(session_id: str, scope: str, filename: str) -> bool:
+    """Whether an artifact stored under ``scope`` is listed for ``session_id``. A session may itself
+    be called "user": its own names share the pseudo-session's scope but are not the user's."""
+    return scope == session_id or (scope == USER_SCOPE and filename.startswith(USER_SCOPE_PREFIX))
 
 
 class ArtifactService(abc.ABC):

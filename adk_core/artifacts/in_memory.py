@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..ids import validate_session_key
 from ..types import Part
 from .base import (
     DEFAULT_MAX_ARTIFACT_BYTES,
@@ -9,6 +10,7 @@ from .base import (
     check_artifact,
     scope_session_id,
     validate_filename,
+    visible_to,
 )
 
 _Key = tuple[str, str, str, str]
@@ -20,20 +22,23 @@ class InMemoryArtifactService(ArtifactService):
         self._versions: dict[_Key, list[Part]] = {}
 
     def _key(self, app_name: str, user_id: str, session_id: str, filename: str) -> _Key:
+        """Where ``filename`` lives, once the ids and the name are checked."""
+        validate_session_key(app_name, user_id, session_id)
+        validate_filename(filename)
         return (app_name, user_id, scope_session_id(filename, session_id), filename)
 
     async def save_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part
     ) -> int:
+        key = self._key(app_name, user_id, session_id, filename)
         check_artifact(filename, artifact, self.max_artifact_bytes)
-        versions = self._versions.setdefault(self._key(app_name, user_id, session_id, filename), [])
+        versions = self._versions.setdefault(key, [])
         versions.append(artifact.model_copy(deep=True))
         return len(versions) - 1
 
     async def load_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
     ) -> Part | None:
-        validate_filename(filename)
         versions = self._versions.get(self._key(app_name, user_id, session_id, filename), [])
         if not versions:
             return None
@@ -42,16 +47,15 @@ class InMemoryArtifactService(ArtifactService):
         return versions[version].model_copy(deep=True) if 0 <= version < len(versions) else None
 
     async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
+        validate_session_key(app_name, user_id, session_id)
         return sorted(
             name
-            for (app, user, sid, name), versions in self._versions.items()
-            if app == app_name and user == user_id and sid in (session_id, "user") and versions
+            for (app, user, scope, name), versions in self._versions.items()
+            if app == app_name and user == user_id and visible_to(session_id, scope, name) and versions
         )
 
     async def delete_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> None:
-        validate_filename(filename)
         self._versions.pop(self._key(app_name, user_id, session_id, filename), None)
 
     async def list_versions(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> list[int]:
-        validate_filename(filename)
         return list(range(len(self._versions.get(self._key(app_name, user_id, session_id, filename), []))))

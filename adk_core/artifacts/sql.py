@@ -10,27 +10,29 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_core.artifacts.base import (
     DEFAULT_MAX_ARTIFACT_BYTES,
+    USER_SCOPE,
     USER_SCOPE_PREFIX,
     ArtifactService,
     check_artifact,
     scope_session_id,
     validate_filename,
 )
+from adk_core.ids import validate_session_key
 from adk_core.runtime import wall_clock
+from adk_core.sessions.sql._errors import store_errors
 from adk_core.sessions.sql._json import dumps_model, jsonb
 from adk_core.sessions.sql.engine import SqlStore
 from adk_core.sessions.sql.schema import artifacts
 from adk_core.types import Part
-
-_USER_SCOPE = scope_session_id(USER_SCOPE_PREFIX, "")
 
 
 class DatabaseArtifactService(SqlStore, ArtifactService):
     """Artifacts in the adk_artifacts table (created by ``adk_core.sessions.sql.migrate``).
 
     A save takes a transaction-scoped advisory lock on its (app, user, scope, filename) and inserts
-    version max + 1, so concurrent saves of one name get distinct, gap-free versions. Names and sizes
-    are checked before anything is written.
+    version max + 1, so concurrent saves of one name get distinct, gap-free versions. Ids, names and
+    sizes are checked before anything is written; database errors are sorted as in the session
+    store (permanent ones raise AdkErrors, transient ones are left for the caller to retry).
 
     Args:
         url_or_engine: a ``postgresql+psycopg://`` URL, or an ``AsyncEngine`` the caller owns.
@@ -48,9 +50,11 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
         super().__init__(url_or_engine, engine_kwargs)
         self.max_artifact_bytes = max_artifact_bytes
 
+    @store_errors
     async def save_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part
     ) -> int:
+        validate_session_key(app_name, user_id, session_id)
         check_artifact(filename, artifact, self.max_artifact_bytes)
         # Bytes and text get their own columns; the rest of the Part (names, flags) stays JSON.
         rest = artifact.model_copy(deep=True)
@@ -91,14 +95,15 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
             await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock_key)))
             return (await conn.execute(insert)).scalar_one()
 
+    @store_errors
     async def load_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
     ) -> Part | None:
-        validate_filename(filename)
+        key = _key(app_name, user_id, session_id, filename)
         if version is not None and version < 0:
             return None
         query = sa.select(sa.cast(artifacts.c.part, sa.Text), artifacts.c.data, artifacts.c.text).where(
-            *_where(_key(app_name, user_id, session_id, filename))
+            *_where(key)
         )
         if version is None:
             query = query.order_by(artifacts.c.version.desc()).limit(1)
@@ -115,31 +120,39 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
         part.text = text
         return part
 
+    @store_errors
     async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
+        validate_session_key(app_name, user_id, session_id)
         query = (
             sa.select(artifacts.c.filename)
             .distinct()
             .where(
                 artifacts.c.app_name == app_name,
                 artifacts.c.user_id == user_id,
-                artifacts.c.session_id.in_([session_id, _USER_SCOPE]),
+                # As base.visible_to: a session called "user" shares the scope but not its names.
+                sa.or_(
+                    artifacts.c.session_id == session_id,
+                    sa.and_(
+                        artifacts.c.session_id == USER_SCOPE,
+                        artifacts.c.filename.startswith(USER_SCOPE_PREFIX, autoescape=True),
+                    ),
+                ),
             )
         )
         async with self._engine.connect() as conn:
             names = (await conn.execute(query)).scalars().all()
         return sorted(names)  # Python's order, not the database collation's, as the in-memory store
 
+    @store_errors
     async def delete_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> None:
-        validate_filename(filename)
+        key = _key(app_name, user_id, session_id, filename)
         async with self._engine.begin() as conn:
-            await conn.execute(
-                sa.delete(artifacts).where(*_where(_key(app_name, user_id, session_id, filename)))
-            )
+            await conn.execute(sa.delete(artifacts).where(*_where(key)))
 
+    @store_errors
     async def list_versions(
         self, *, app_name: str, user_id: str, session_id: str, filename: str
     ) -> list[int]:
-        validate_filename(filename)
         query = (
             sa.select(artifacts.c.version)
             .where(*_where(_key(app_name, user_id, session_id, filename)))
@@ -150,6 +163,9 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
 
 
 def _key(app_name: str, user_id: str, session_id: str, filename: str) -> tuple[str, str, str, str]:
+    """Where ``filename`` lives, once the ids and the name are checked."""
+    validate_session_key(app_name, user_id, session_id)
+    validate_filename(filename)
     return (app_name, user_id, scope_session_id(filename, session_id), filename)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..ids import validate_id, validate_session_key
 from ..sessions import Session
 from .base import MemoryEntry, MemoryService, SearchMemoryResponse
 
@@ -22,6 +23,7 @@ class InMemoryMemoryService(MemoryService):
         self._entries: dict[tuple[str, str], dict[str, tuple[MemoryEntry, set[str]]]] = {}
 
     async def add_session_to_memory(self, session: Session) -> None:
+        validate_session_key(session.app_name, session.user_id, session.id)
         bucket = self._entries.setdefault((session.app_name, session.user_id), {})
         for event in session.events:
             if not event.content or not event.text:
@@ -30,6 +32,8 @@ class InMemoryMemoryService(MemoryService):
             bucket[event.id] = (entry, words(event.text))
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        validate_id("app name", app_name)
+        validate_id("user id", user_id)
         wanted = words(query)
         bucket = self._entries.get((app_name, user_id), {})
         return SearchMemoryResponse(

@@ -10,8 +10,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adk_core.ids import validate_id, validate_session_key
 from adk_core.memory.base import MemoryEntry, MemoryService, SearchMemoryResponse
 from adk_core.sessions import Session
+from adk_core.sessions.sql._errors import store_errors
 from adk_core.sessions.sql._json import dumps_model, jsonb_param
 from adk_core.sessions.sql.engine import SqlStore
 from adk_core.sessions.sql.schema import TEXT_SEARCH_CONFIG, memory_entries
@@ -29,6 +31,9 @@ class DatabaseMemoryService(SqlStore, MemoryService):
     (English stemming, GIN index), within one app and user; like the in-memory service, an entry
     matches when it shares any word with the query, and entries sharing more words rank first.
 
+    Ids are checked as everywhere (``adk_core.ids``); database errors are sorted as in the session
+    store: permanent ones raise AdkErrors, transient ones are left for the caller to retry.
+
     Args:
         url_or_engine: a ``postgresql+psycopg://`` URL, or an ``AsyncEngine`` the caller owns.
         limit: the most entries one search returns.
@@ -45,7 +50,9 @@ class DatabaseMemoryService(SqlStore, MemoryService):
         super().__init__(url_or_engine, engine_kwargs)
         self.limit = limit
 
+    @store_errors
     async def add_session_to_memory(self, session: Session) -> None:
+        validate_session_key(session.app_name, session.user_id, session.id)
         rows = [
             {
                 "app_name": session.app_name,
@@ -75,7 +82,10 @@ class DatabaseMemoryService(SqlStore, MemoryService):
         async with self._engine.begin() as conn:
             await conn.execute(stmt.on_conflict_do_nothing(), rows)
 
+    @store_errors
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        validate_id("app name", app_name)
+        validate_id("user id", user_id)
         words = _query_words(query)
         if not words:
             return SearchMemoryResponse()

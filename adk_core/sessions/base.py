@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import abc
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..errors import InvalidInputError
+from ..ids import validate_id
 from ..state import TEMP_PREFIX, validate_state_delta, without_temp
 from ..types import Event
 
@@ -24,11 +27,13 @@ class Session(BaseModel):
 
 
 class GetSessionConfig(BaseModel):
-    """Which events ``get_session`` loads. Unset fields load everything."""
+    """Which events ``get_session`` loads. Unset fields load everything; the filters combine, and
+    ``num_recent_events`` applies last (the last N of what the others let through)."""
 
     num_recent_events: int | None = None
+    """Only the last N events; 0 loads none (state only). Negative is refused."""
     after_timestamp: float | None = None
-    """Only events with a timestamp strictly after this."""
+    """Only events with a timestamp at or after this (inclusive, as in google-adk)."""
     through_event_id: str | None = None
     """Only events up to and including this one (a cursor into the log)."""
     after_event_id: str | None = None
@@ -43,6 +48,8 @@ class SessionService(abc.ABC):
     """Stores sessions, their events and app/user state.
 
     Contract (one test suite checks it for every backend):
+      - every app name, user id and session id given is checked by ``adk_core.ids.validate_id``
+        (InvalidInputError), never stripped; ``create_session`` makes an id only when given None;
       - partial events are returned, not stored;
       - ``temp:`` keys are applied to the live session object for the invocation, never stored;
       - ``app:`` keys are shared across the app, ``user:`` keys across a user's sessions;
@@ -69,7 +76,9 @@ class SessionService(abc.ABC):
 
     @abc.abstractmethod
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
-        """Sessions of the app (optionally one user), with state but without events."""
+        """Sessions of the app (optionally one user), with state but without events, ordered by
+        ``last_update_time`` oldest first (ties by user id, then session id): the last one is the
+        most recently active, as in google-adk."""
 
     @abc.abstractmethod
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -98,6 +107,34 @@ class SessionService(abc.ABC):
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
         """The ``app:`` state, keys without the prefix."""
         raise NotImplementedError(f"{type(self).__name__} does not expose app state")
+
+
+def new_session_id(app_name: str, user_id: str, session_id: str | None, make_id: Callable[[], str]) -> str:
+    """The id a new session gets: ``session_id`` as given, or ``make_id()`` when it is None.
+
+    All three ids are checked; a padded or empty ``session_id`` is refused, not stripped or replaced,
+    so the id the caller created with is the id that reads and deletes the session.
+    """
+    validate_id("app name", app_name)
+    validate_id("user id", user_id)
+    return make_id() if session_id is None else validate_id("session id", session_id)
+
+
+def check_list_ids(app_name: str, user_id: str | None) -> None:
+    """``list_sessions`` ids: the app always, the user when one is given."""
+    validate_id("app name", app_name)
+    if user_id is not None:
+        validate_id("user id", user_id)
+
+
+def check_get_session_config(config: GetSessionConfig | None) -> None:
+    """Refuse what no store can select. A negative ``num_recent_events`` meant something different
+    in each google-adk backend (a slice from the start, or an SQL error), so it is an error here."""
+    if config is not None and config.num_recent_events is not None and config.num_recent_events < 0:
+        raise InvalidInputError(
+            f"GetSessionConfig.num_recent_events is {config.num_recent_events}; give 0 or more "
+            "(0 loads the session without events, None loads them all)"
+        )
 
 
 def prepare_event_for_storage(event: Event) -> Event | None:
@@ -165,7 +202,7 @@ def select_events(events: list[Event], config: GetSessionConfig | None) -> list[
         else:
             events = []
     if config.after_timestamp is not None:
-        events = [e for e in events if e.timestamp > config.after_timestamp]
+        events = [e for e in events if e.timestamp >= config.after_timestamp]
     if config.num_recent_events is not None:
         events = events[-config.num_recent_events :] if config.num_recent_events > 0 else []
     return events

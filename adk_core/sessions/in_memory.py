@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import AlreadyExistsError, SessionNotFoundError
+from ..ids import validate_id, validate_session_key
 from ..runtime import random_id, wall_clock
 from ..state import merge_state, split_delta, validate_state_delta
 from ..types import Event
@@ -16,6 +17,9 @@ from .base import (
     Session,
     SessionService,
     apply_event_to_session,
+    check_get_session_config,
+    check_list_ids,
+    new_session_id,
     prepare_event_for_storage,
     select_events,
     stored_copy_json,
@@ -44,7 +48,7 @@ class InMemorySessionService(SessionService):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
-        session_id = session_id.strip() if session_id and session_id.strip() else self._new_id()
+        session_id = new_session_id(app_name, user_id, session_id, self._new_id)
         key = (app_name, user_id, session_id)
         if key in self._sessions:
             raise AlreadyExistsError(
@@ -70,22 +74,28 @@ class InMemorySessionService(SessionService):
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
+        validate_session_key(app_name, user_id, session_id)
+        check_get_session_config(config)
         stored = self._sessions.get((app_name, user_id, session_id))
         return None if stored is None else self._view(stored, config)
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
-        sessions = [
-            self._view(s, GetSessionConfig(num_recent_events=0))
+        check_list_ids(app_name, user_id)
+        chosen = [
+            s
             for (app, user, _), s in self._sessions.items()
             if app == app_name and (user_id is None or user == user_id)
         ]
-        return ListSessionsResponse(sessions=sessions)
+        chosen.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
+        return ListSessionsResponse(sessions=[self._view(s, GetSessionConfig(num_recent_events=0)) for s in chosen])
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        validate_session_key(app_name, user_id, session_id)
         self._sessions.pop((app_name, user_id, session_id), None)
         self._event_ids.pop((app_name, user_id, session_id), None)
 
     async def append_event(self, session: Session, event: Event) -> Event:
+        validate_session_key(session.app_name, session.user_id, session.id)
         if prepare_event_for_storage(event) is None:
             return event
         key = (session.app_name, session.user_id, session.id)
@@ -113,9 +123,12 @@ class InMemorySessionService(SessionService):
         return event
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        validate_id("app name", app_name)
+        validate_id("user id", user_id)
         return copy.deepcopy(self._user_state.get((app_name, user_id), {}))
 
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
+        validate_id("app name", app_name)
         return copy.deepcopy(self._app_state.get(app_name, {}))
 
     def _view(self, stored: Session, config: GetSessionConfig | None) -> Session:

@@ -1,4 +1,9 @@
-"""JSON text for jsonb columns: what Postgres cannot store is refused before anything is written."""
+"""JSON text for jsonb columns: what Postgres cannot store is refused before anything is written.
+
+Every JSON the SQL stores write (session state at create, state deltas, events, memory content,
+artifact parts) goes through ``dumps`` or ``dumps_model``, so a NUL, NaN or unserializable value is an
+InvalidInputError naming the field, never a database error halfway through a transaction.
+"""
 
 from __future__ import annotations
 
@@ -31,8 +36,10 @@ def dumps(value: Any, what: str) -> str:
     try:
         text = json.dumps(value, allow_nan=False, separators=(",", ":"))
     except ValueError as e:
+        # json raises ValueError for NaN/Infinity (allow_nan=False) and for circular references.
         raise InvalidInputError(
-            f"{what} contains NaN or Infinity ({e}), which Postgres cannot store in JSON; use None or a string"
+            f"{what} cannot be stored as Postgres JSON ({e}): NaN and Infinity have no JSON form (use None "
+            "or a string), and a value may not contain itself"
         ) from None
     except TypeError as e:
         raise InvalidInputError(

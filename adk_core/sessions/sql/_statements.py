@@ -78,12 +78,13 @@ _SESSION_ROWS = sa.select(
 """Session rows with their app and user state alongside."""
 
 GET_SESSION = _SESSION_ROWS.where(*_THIS_SESSION)
-LIST_APP_SESSIONS = _SESSION_ROWS.where(sessions.c.app_name == P("app")).order_by(
-    sessions.c.create_time, sessions.c.id
-)
+# Oldest activity first, ties by user then id, as google-adk: the last session is the one most
+# recently active (update_time is the last event's timestamp, or the creation time).
+_LIST_ORDER = (sessions.c.update_time, sessions.c.user_id, sessions.c.id)
+LIST_APP_SESSIONS = _SESSION_ROWS.where(sessions.c.app_name == P("app")).order_by(*_LIST_ORDER)
 LIST_USER_SESSIONS = _SESSION_ROWS.where(
     sessions.c.app_name == P("app"), sessions.c.user_id == P("user")
-).order_by(sessions.c.create_time, sessions.c.id)
+).order_by(*_LIST_ORDER)
 
 
 @functools.cache
@@ -92,7 +93,7 @@ def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: 
 
     One statement, so one snapshot: the state returned is the state after the events returned.
     Filters (same semantics as ``base.select_events``): ``through`` = events up to and including
-    event id :through_id; ``after`` = timestamp > :after_ts; ``after_id`` = after event :after_id; ``last_n`` = the last :n of those. All
+    event id :through_id; ``after`` = timestamp >= :after_ts; ``after_id`` = after event :after_id; ``last_n`` = the last :n of those. All
     run on the (app_name, user_id, session_id, seq) index: the last N are read backwards from the
     end of the session and no other row is touched.
     """
@@ -101,7 +102,7 @@ def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: 
         cursor = sa.select(events.c.seq).where(*_ITS_EVENTS, events.c.id == P("through_id"))
         chosen = chosen.where(events.c.seq <= cursor.scalar_subquery())
     if after:
-        chosen = chosen.where(events.c.timestamp > P("after_ts"))
+        chosen = chosen.where(events.c.timestamp >= P("after_ts"))
     if after_id:
         start = sa.select(events.c.seq).where(*_ITS_EVENTS, events.c.id == P("after_id"))
         chosen = chosen.where(events.c.seq > start.scalar_subquery())

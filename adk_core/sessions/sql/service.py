@@ -11,6 +11,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adk_core.errors import AlreadyExistsError, SessionNotFoundError
+from adk_core.ids import validate_id, validate_session_key
 from adk_core.runtime import random_id, wall_clock
 from adk_core.sessions.base import (
     GetSessionConfig,
@@ -18,6 +19,9 @@ from adk_core.sessions.base import (
     Session,
     SessionService,
     apply_event_to_session,
+    check_get_session_config,
+    check_list_ids,
+    new_session_id,
     prepare_event_for_storage,
     stored_copy,
 )
@@ -25,6 +29,7 @@ from adk_core.state import merge_state, split_delta, validate_state_delta
 from adk_core.types import Event
 
 from . import _statements as q
+from ._errors import store_errors
 from ._json import dumps, dumps_model
 from .engine import SqlStore
 
@@ -42,8 +47,13 @@ class DatabaseSessionService(SqlStore, SessionService):
     ``||``, so only the delta's keys change and concurrent writers never lose each other's keys. An
     event id that is already stored inserts nothing and merges nothing, and the append succeeds
     unchanged (a Temporal activity may run the same append twice). ``append_events`` runs several
-    such statements in one transaction. Keys and values are validated before anything is sent; a
-    failure anywhere leaves nothing written.
+    such statements in one transaction. Ids, keys and values are validated before anything is
+    sent; a failure anywhere leaves nothing written.
+
+    Errors: what cannot succeed on retry (bad ids or values, a NUL Postgres cannot store, a
+    database without the tables) is raised as an AdkError; transient database errors (connection
+    lost, deadlock, serialization failure, too many connections) are raised unchanged, so a
+    Temporal activity retries them. ``_errors`` holds the classification.
 
     A caller holding an old copy of the session (other writers appended since it was read) still
     appends successfully: its deltas are merged into the stored state, never written over it. Its
@@ -69,6 +79,7 @@ class DatabaseSessionService(SqlStore, SessionService):
         self._clock = clock
         self._new_id = id_factory
 
+    @store_errors
     async def create_session(
         self,
         *,
@@ -77,7 +88,7 @@ class DatabaseSessionService(SqlStore, SessionService):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
-        session_id = session_id.strip() if session_id and session_id.strip() else self._new_id()
+        session_id = new_session_id(app_name, user_id, session_id, self._new_id)
         state = dict(state or {})
         validate_state_delta(state)
         app_delta, user_delta, session_state = split_delta(state)
@@ -99,12 +110,15 @@ class DatabaseSessionService(SqlStore, SessionService):
             row = (await conn.execute(q.GET_SESSION, params)).one()
         return _to_session(row, [])
 
+    @store_errors
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
+        validate_session_key(app_name, user_id, session_id)
+        check_get_session_config(config)
         config = config or GetSessionConfig()
         params: dict[str, Any] = {"app": app_name, "user": user_id, "sid": session_id}
-        no_events = config.num_recent_events is not None and config.num_recent_events <= 0
+        no_events = config.num_recent_events == 0
         if no_events:
             query = q.GET_SESSION
         else:
@@ -126,19 +140,25 @@ class DatabaseSessionService(SqlStore, SessionService):
             return None
         return _to_session(row, [] if no_events else _EVENT_LIST.validate_json(row.events))
 
+    @store_errors
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        check_list_ids(app_name, user_id)
         query = q.LIST_APP_SESSIONS if user_id is None else q.LIST_USER_SESSIONS
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query, {"app": app_name, "user": user_id})).all()
         return ListSessionsResponse(sessions=[_to_session(row, []) for row in rows])
 
+    @store_errors
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        validate_session_key(app_name, user_id, session_id)
         params = {"app": app_name, "user": user_id, "sid": session_id}
         async with self._engine.begin() as conn:
             await conn.execute(q.DELETE_EVENTS, params)
             await conn.execute(q.DELETE_SESSION, params)
 
+    @store_errors
     async def append_event(self, session: Session, event: Event) -> Event:
+        validate_session_key(session.app_name, session.user_id, session.id)
         if prepare_event_for_storage(event) is None:
             return event
         params = _append_params(session, event)
@@ -152,9 +172,11 @@ class DatabaseSessionService(SqlStore, SessionService):
             apply_event_to_session(session, event)
         return event
 
+    @store_errors
     async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
         """Append several events in ONE transaction (one commit), all or nothing. Events already
         stored (a retried activity) are skipped."""
+        validate_session_key(session.app_name, session.user_id, session.id)
         events = [e for e in events if prepare_event_for_storage(e) is not None]
         if len(events) <= 1:
             return [await self.append_event(session, e) for e in events]
@@ -168,13 +190,18 @@ class DatabaseSessionService(SqlStore, SessionService):
                 apply_event_to_session(session, event)
         return events
 
+    @store_errors
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        validate_id("app name", app_name)
+        validate_id("user id", user_id)
         async with self._engine.connect() as conn:
             return (
                 await conn.execute(q.USER_STATE, {"app": app_name, "user": user_id})
             ).scalar_one_or_none() or {}
 
+    @store_errors
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
+        validate_id("app name", app_name)
         async with self._engine.connect() as conn:
             return (await conn.execute(q.APP_STATE, {"app": app_name})).scalar_one_or_none() or {}
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -215,3 +216,53 @@ async def test_concurrent_saves_get_distinct_versions(artifacts: ArtifactService
     # Each version holds what the save that got that number wrote.
     for i, version in enumerate(versions):
         assert await artifacts.load_artifact(**keys, version=version) == Part(text=str(i))
+
+
+async def test_a_session_called_user_keeps_its_names_to_itself(artifacts: ArtifactService, app_name: str) -> None:
+    """User-scoped names live in a pseudo-session called "user"; a real session may have that id
+    too, and its own names must not show up in the user's other sessions."""
+    keys = {"app_name": app_name, "user_id": "u"}
+    await artifacts.save_artifact(**keys, session_id="user", filename="mine.txt", artifact=Part(text="m"))
+    await artifacts.save_artifact(**keys, session_id="s2", filename="user:shared.txt", artifact=Part(text="s"))
+    assert await artifacts.list_artifact_keys(**keys, session_id="s2") == ["user:shared.txt"]
+    assert await artifacts.list_artifact_keys(**keys, session_id="user") == ["mine.txt", "user:shared.txt"]
+    assert await artifacts.load_artifact(**keys, session_id="s2", filename="mine.txt") is None
+
+
+# --- the id rule ---------------------------------------------------------------------------------------------
+
+BAD_IDS = ["", " u", "u ", "a\nb", "nul\x00", "x" * 257, 3]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda v: repr(v)[:12])
+async def test_memory_refuses_bad_ids(memory: MemoryService, app_name: str, bad: Any) -> None:
+    good = session_with(app_name, "u", "s", "penguins")
+    for field in ("app_name", "user_id", "id"):
+        with pytest.raises(InvalidInputError):
+            await memory.add_session_to_memory(good.model_copy(update={field: bad}))
+    for app, user in ((bad, "u"), (app_name, bad)):
+        with pytest.raises(InvalidInputError):
+            await memory.search_memory(app_name=app, user_id=user, query="penguins")
+    assert (await memory.search_memory(app_name=app_name, user_id="u", query="penguins")).memories == []
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda v: repr(v)[:12])
+async def test_artifacts_refuse_bad_ids_before_writing(artifacts: ArtifactService, app_name: str, bad: Any) -> None:
+    ops: list[Callable[[dict[str, Any]], Awaitable[object]]] = [
+        lambda k: artifacts.save_artifact(**k, filename="a.txt", artifact=Part(text="x")),
+        lambda k: artifacts.save_artifact(**k, filename="user:a.txt", artifact=Part(text="x")),
+        lambda k: artifacts.load_artifact(**k, filename="a.txt"),
+        lambda k: artifacts.list_artifact_keys(**k),
+        lambda k: artifacts.list_versions(**k, filename="a.txt"),
+        lambda k: artifacts.delete_artifact(**k, filename="a.txt"),
+    ]
+    for keys in (
+        {"app_name": bad, "user_id": "u", "session_id": "s"},
+        {"app_name": app_name, "user_id": bad, "session_id": "s"},
+        {"app_name": app_name, "user_id": "u", "session_id": bad},
+    ):
+        for op in ops:
+            with pytest.raises(InvalidInputError):
+                await op(keys)
+    good = {"app_name": app_name, "user_id": "u", "session_id": "s"}
+    assert await artifacts.list_artifact_keys(**good) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -65,10 +65,61 @@ async def test_create_splits_state_by_prefix_and_never_stores_temp(
     assert await service.get_user_state(app_name=app_name, user_id="u1") == {"name": "ada"}
 
 
-async def test_create_generates_an_id_when_none_or_blank(service: SessionService, app_name: str) -> None:
+async def test_create_generates_an_id_only_when_none_is_given(service: SessionService, app_name: str) -> None:
     a = await service.create_session(app_name=app_name, user_id="u")
-    b = await service.create_session(app_name=app_name, user_id="u", session_id="  ")
+    b = await service.create_session(app_name=app_name, user_id="u", session_id=None)
     assert a.id and b.id and a.id != b.id
+    # Blank or padded ids are refused, not replaced or stripped (google-adk does both).
+    for blank in ("", "  ", " s1", "s1\n"):
+        with pytest.raises(InvalidInputError, match="session id"):
+            await service.create_session(app_name=app_name, user_id="u", session_id=blank)
+    assert {s.id for s in (await service.list_sessions(app_name=app_name)).sessions} == {a.id, b.id}
+
+
+async def test_an_id_reads_and_deletes_exactly_as_created(service: SessionService, app_name: str) -> None:
+    created = await service.create_session(app_name=app_name, user_id="u", session_id="a/b c:%d")
+    assert created.id == "a/b c:%d"  # punctuation and inner spaces are kept as they are
+    assert (await reget(service, created)).id == "a/b c:%d"
+    with pytest.raises(InvalidInputError, match="leading or trailing whitespace; pass 'a/b c:%d'"):
+        await service.get_session(app_name=app_name, user_id="u", session_id=" a/b c:%d")
+    await service.delete_session(app_name=app_name, user_id="u", session_id="a/b c:%d")
+    assert await service.get_session(app_name=app_name, user_id="u", session_id="a/b c:%d") is None
+
+
+BAD_IDS = ["", " x", "x ", "x\ty", "nul\x00", "\x85next-line", "x" * 257, 42, None]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda v: repr(v)[:12])
+async def test_bad_ids_are_refused_at_every_entry_point_before_any_write(
+    service: SessionService, app_name: str, bad: Any
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="s")
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: service.create_session(app_name=bad, user_id="u", state={"app:k": 1}),
+        lambda: service.create_session(app_name=app_name, user_id=bad, state={"app:k": 1}),
+        lambda: service.get_session(app_name=bad, user_id="u", session_id="s"),
+        lambda: service.get_session(app_name=app_name, user_id=bad, session_id="s"),
+        lambda: service.list_sessions(app_name=bad),
+        lambda: service.delete_session(app_name=app_name, user_id="u", session_id=bad),
+        lambda: service.get_user_state(app_name=app_name, user_id=bad),
+        lambda: service.get_app_state(app_name=bad),
+        lambda: service.append_event(session.model_copy(update={"user_id": bad}), event("e1", 1.0, {"app:k": 1})),
+        lambda: service.append_events(
+            session.model_copy(update={"id": bad}), [event("e2", 1.0), event("e3", 2.0, {"app:k": 1})]
+        ),
+    ]
+    if bad is not None:  # None means "generate one" for create, "every user" for list
+        calls += [
+            lambda: service.create_session(app_name=app_name, user_id="u", session_id=bad, state={"app:k": 1}),
+            lambda: service.get_session(app_name=app_name, user_id="u", session_id=bad),
+            lambda: service.list_sessions(app_name=app_name, user_id=bad),
+        ]
+    for call in calls:
+        with pytest.raises(InvalidInputError):
+            await call()
+    assert await service.get_app_state(app_name=app_name) == {}
+    assert [s.id for s in (await service.list_sessions(app_name=app_name)).sessions] == ["s"]
+    assert (await reget(service, session)).events == []
 
 
 async def test_duplicate_session_id_is_already_exists(service: SessionService, app_name: str) -> None:
@@ -105,11 +156,21 @@ async def test_get_session_config_selects_like_the_reference(service: SessionSer
     for config in configs:
         got = [e.id for e in (await reget(service, session, config)).events]
         assert got == [e.id for e in select_events(everything, config)], config
+    # after_timestamp is inclusive, as in google-adk: an event at exactly that time is loaded.
+    at_104 = await reget(service, session, GetSessionConfig(after_timestamp=104.0))
+    assert [e.id for e in at_104.events] == ["e4", "e5", "e6", "e7", "e8", "e9"]
     assert [e.id for e in (await reget(service, session, GetSessionConfig(num_recent_events=3))).events] == [
         "e7",
         "e8",
         "e9",
     ]
+
+
+async def test_negative_num_recent_events_is_refused(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    await service.append_event(session, event("e1", 1.0))
+    with pytest.raises(InvalidInputError, match="num_recent_events is -2; give 0 or more"):
+        await reget(service, session, GetSessionConfig(num_recent_events=-2))
 
 
 async def test_events_round_trip_unchanged(service: SessionService, app_name: str) -> None:
@@ -140,6 +201,34 @@ async def test_list_sessions_has_state_but_no_events(service: SessionService, ap
     only_u2 = (await service.list_sessions(app_name=app_name, user_id="u2")).sessions
     assert [s.id for s in only_u2] == ["b"]
     assert (await service.list_sessions(app_name=app_name + "-other")).sessions == []
+
+
+async def test_list_sessions_is_ordered_by_last_update_oldest_first(
+    service: SessionService, app_name: str
+) -> None:
+    """google-adk's order: by last update ascending, ties by user id then session id, so the last
+    session listed is the one most recently active."""
+    created = {}
+    for user, sid in [("u1", "active"), ("u1", "idle"), ("u2", "tie-b"), ("u1", "tie-b"), ("u1", "tie-a")]:
+        created[sid, user] = await service.create_session(app_name=app_name, user_id=user, session_id=sid)
+    # An append sets last_update_time to the event's timestamp; these are all far in the past.
+    await service.append_event(created["idle", "u1"], event("i1", 100.0))
+    for key in [("tie-b", "u2"), ("tie-b", "u1"), ("tie-a", "u1")]:
+        await service.append_event(created[key], event(f"t-{key[1]}-{key[0]}", 200.0))
+    await service.append_event(created["active", "u1"], event("a1", 300.0))
+    fresh = await service.create_session(app_name=app_name, user_id="u0", session_id="fresh")  # now
+
+    listed = [(s.user_id, s.id) for s in (await service.list_sessions(app_name=app_name)).sessions]
+    assert listed == [
+        ("u1", "idle"),
+        ("u1", "tie-a"),
+        ("u1", "tie-b"),
+        ("u2", "tie-b"),
+        ("u1", "active"),
+        ("u0", fresh.id),
+    ]
+    only_u1 = [s.id for s in (await service.list_sessions(app_name=app_name, user_id="u1")).sessions]
+    assert only_u1 == ["idle", "tie-a", "tie-b", "active"]
 
 
 async def test_delete_removes_the_session_and_its_events(service: SessionService, app_name: str) -> None:

@@ -17,9 +17,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adk_core.errors import ConfigurationError, InvalidInputError
+from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService, migrate, upgrade
+from adk_core.sessions.sql._errors import is_transient
 from adk_core.sessions.sql.migrate import MIGRATIONS_DIR, alembic_config
 from adk_core.sessions.sql.schema import metadata
 from adk_core.types import Content, Event, EventActions
@@ -79,13 +80,14 @@ async def test_migrations_match_the_schema_and_rerun_as_no_ops(
     async with engine.connect() as conn:
         assert await conn.run_sync(diff) == []
         version = (await conn.execute(sa.text("SELECT version_num FROM adk_alembic_version"))).scalar_one()
-    assert version == "0002"
+    # The newest migration, whichever it is: other migrations get added without touching this test.
+    assert version == ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def test_migrations_ship_inside_the_package() -> None:
     # No alembic.ini and no source checkout needed: the script directory resolves from the package.
     scripts = ScriptDirectory.from_config(alembic_config())
-    assert scripts.get_heads() == ["0002"]
+    assert len(scripts.get_heads()) == 1  # one line of migrations, no unmerged branches
     assert (MIGRATIONS_DIR / "script.py.mako").is_file()
 
 
@@ -240,8 +242,10 @@ async def test_a_connection_killed_mid_append_leaves_nothing(
     session, task, pid, blocker = await _append_blocked_after_event_insert(service, engine, app_name)
     async with engine.connect() as killer:
         await killer.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-    with pytest.raises(DBAPIError):
+    with pytest.raises(DBAPIError) as caught:
         await task  # the failure surfaces; nothing is swallowed
+    # ...as the database error itself, not an AdkError, so a Temporal activity retries it.
+    assert not isinstance(caught.value, AdkError) and is_transient(caught.value)
     await blocker.rollback()
     await blocker.close()
     await _assert_nothing_applied(service, engine, session)

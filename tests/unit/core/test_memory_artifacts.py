@@ -109,6 +109,17 @@ async def test_bad_filenames_are_refused(filename: str, says: str) -> None:
         await InMemoryArtifactService().save_artifact(**_where(), filename=filename, artifact=Part(text="x"))
 
 
+async def test_padded_ids_are_refused_not_stripped() -> None:
+    store = InMemoryArtifactService()
+    with pytest.raises(InvalidInputError, match="session id ' s1' has leading or trailing whitespace"):
+        await store.save_artifact(**_where(" s1"), filename="a.txt", artifact=Part(text="x"))
+    memory = InMemoryMemoryService()
+    with pytest.raises(InvalidInputError, match="user id 'u ' has leading or trailing whitespace"):
+        await memory.add_session_to_memory(_session("u ", "hello"))
+    with pytest.raises(InvalidInputError, match="app name is empty"):
+        await memory.search_memory(app_name="", user_id="u", query="hello")
+
+
 async def test_size_limit_and_empty_artifacts() -> None:
     store = InMemoryArtifactService(max_artifact_bytes=10)
     await store.save_artifact(**_where(), filename="ok.bin", artifact=Part.from_bytes(b"x" * 10, "a/b"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -58,11 +59,12 @@ async def test_duplicate_id_is_already_exists(service: InMemorySessionService) -
     [
         (GetSessionConfig(num_recent_events=2), ["ev-4", "ev-5"]),
         (GetSessionConfig(num_recent_events=0), []),
-        (GetSessionConfig(after_timestamp=3.0), ["ev-4", "ev-5"]),
+        (GetSessionConfig(after_timestamp=3.0), ["ev-3", "ev-4", "ev-5"]),  # inclusive, as google-adk
+        (GetSessionConfig(after_timestamp=3.5), ["ev-4", "ev-5"]),
         (GetSessionConfig(through_event_id="ev-3"), ["ev-1", "ev-2", "ev-3"]),
         (GetSessionConfig(through_event_id="nope"), []),
         (GetSessionConfig(through_event_id="ev-4", num_recent_events=2), ["ev-3", "ev-4"]),
-        (GetSessionConfig(through_event_id="ev-4", after_timestamp=1.0, num_recent_events=5), ["ev-2", "ev-3", "ev-4"]),
+        (GetSessionConfig(through_event_id="ev-4", after_timestamp=1.5, num_recent_events=5), ["ev-2", "ev-3", "ev-4"]),
         (None, ["ev-1", "ev-2", "ev-3", "ev-4", "ev-5"]),
     ],
 )
@@ -160,3 +162,55 @@ async def test_temp_keys_reach_the_live_copy_only(service: InMemorySessionServic
     got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     assert got is not None and got.state == {"kept": 1}
     assert got.events[0].actions.state_delta == {"kept": 1}
+
+
+async def test_list_is_ordered_by_last_update_oldest_first() -> None:
+    clock = iter([10.0, 20.0, 30.0, 40.0])
+    service = InMemorySessionService(clock=lambda: next(clock))
+    for sid in ("a", "b", "c"):
+        await service.create_session(app_name=APP, user_id=USER, session_id=sid)
+    a = await service.get_session(app_name=APP, user_id=USER, session_id="a")
+    assert a is not None
+    await service.append_event(a, _event(50))  # "a" is now the most recently active
+    await service.create_session(app_name=APP, user_id="u0", session_id="z")  # created at 40.0
+    listed = (await service.list_sessions(app_name=APP)).sessions
+    assert [(s.id, s.last_update_time) for s in listed] == [("b", 20.0), ("c", 30.0), ("z", 40.0), ("a", 50.0)]
+
+
+async def test_list_ties_are_broken_by_user_then_session_id() -> None:
+    service = InMemorySessionService(clock=lambda: 1.0)
+    for user, sid in [("u2", "a"), ("u1", "b"), ("u1", "a")]:
+        await service.create_session(app_name=APP, user_id=user, session_id=sid)
+    listed = (await service.list_sessions(app_name=APP)).sessions
+    assert [(s.user_id, s.id) for s in listed] == [("u1", "a"), ("u1", "b"), ("u2", "a")]
+
+
+async def test_negative_num_recent_events_is_refused(service: InMemorySessionService) -> None:
+    await _session_with_events(service)
+    with pytest.raises(InvalidInputError, match="num_recent_events is -1; give 0 or more"):
+        await service.get_session(
+            app_name=APP, user_id=USER, session_id="s1", config=GetSessionConfig(num_recent_events=-1)
+        )
+
+
+@pytest.mark.parametrize("bad", ["", " s1", "s1 ", "s\x001", "a\nb", "x" * 257, 7])
+async def test_bad_ids_are_refused_at_every_entry_point(service: InMemorySessionService, bad: object) -> None:
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: service.create_session(app_name=bad, user_id=USER),  # type: ignore[arg-type]
+        lambda: service.create_session(app_name=APP, user_id=bad),  # type: ignore[arg-type]
+        lambda: service.create_session(app_name=APP, user_id=USER, session_id=bad),  # type: ignore[arg-type]
+        lambda: service.get_session(app_name=APP, user_id=USER, session_id=bad),  # type: ignore[arg-type]
+        lambda: service.list_sessions(app_name=bad),  # type: ignore[arg-type]
+        lambda: service.list_sessions(app_name=APP, user_id=bad),  # type: ignore[arg-type]
+        lambda: service.delete_session(app_name=APP, user_id=bad, session_id="s1"),  # type: ignore[arg-type]
+        lambda: service.append_event(session.model_copy(update={"id": bad}), _event(1)),
+        lambda: service.get_user_state(app_name=APP, user_id=bad),  # type: ignore[arg-type]
+        lambda: service.get_app_state(app_name=bad),  # type: ignore[arg-type]
+    ]
+    for call in calls:
+        with pytest.raises(InvalidInputError):
+            await call()
+    assert [s.id for s in (await service.list_sessions(app_name=APP)).sessions] == ["s1"]
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and got.events == []
