@@ -15,7 +15,8 @@ never an AdkError), so the activity is retried:
 Permanent: retrying sends the same data to the same database and fails the same way. Raised as
 an AdkError that says what to fix, with the database's error as its ``__cause__``:
     - InvalidInputError: Postgres refused a value (class 22, e.g. a NUL character in a text
-      field, a number out of range; class 54, a value over a size limit);
+      field, a number out of range; class 54, a value over a size limit), or the driver could not
+      encode it (a lone surrogate, which has no UTF-8 form);
     - ConfigurationError: the database is not set up for these stores (missing table, column or
       function: run ``migrate()``; no privilege; wrong password; no such database);
     - SessionError: any other statement Postgres rejected by rule (integrity, syntax classes 23
@@ -51,6 +52,8 @@ _MAX_DETAIL = 300
 
 def classify(error: BaseException) -> Kind:
     """The kind of a database error (see the module docstring); "unknown" for anything else."""
+    if isinstance(error, UnicodeEncodeError):
+        return "data"  # psycopg encodes text parameters itself and lets this through unwrapped
     if not isinstance(error, exc.DBAPIError):
         return "unknown"
     if error.connection_invalidated:
@@ -92,8 +95,8 @@ def permanent_error(error: BaseException, doing: str) -> AdkError | None:
     if kind == "data":
         return InvalidInputError(
             f"{doing}: Postgres refused a value ({detail}); retrying will not help. Check ids, state "
-            "values, event fields and artifact text for NUL characters, numbers out of range or "
-            "oversized values, and encode such data (e.g. base64) before storing it"
+            "values, event fields and artifact text for NUL characters, unpaired surrogates, numbers "
+            "out of range or oversized values, and encode such data (e.g. base64) before storing it"
         )
     if kind == "setup":
         return ConfigurationError(
@@ -130,7 +133,7 @@ def store_errors(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await method(*args, **kwargs)
-        except exc.DBAPIError as e:
+        except (exc.DBAPIError, UnicodeEncodeError) as e:
             replacement = permanent_error(e, _doing(method, args))
             if replacement is None:
                 raise

@@ -78,6 +78,13 @@ def test_permanent_errors_become_adk_errors_that_say_what_to_fix(
     assert "SELECT 1" not in str(replacement)  # the database's message, not the statement
 
 
+def test_text_the_driver_cannot_encode_is_invalid_input() -> None:
+    with pytest.raises(UnicodeEncodeError) as caught:
+        "a\ud800".encode()
+    replacement = permanent_error(caught.value, "Store.op")
+    assert isinstance(replacement, InvalidInputError) and "surrogates not allowed" in str(replacement)
+
+
 def test_unknown_errors_are_left_as_they_are() -> None:
     for error in (wrapped(pg.InternalError_("internal error")), ValueError("not a database error")):
         assert classify(error) == "unknown"
@@ -137,6 +144,11 @@ async def test_a_value_postgres_refuses_is_an_invalid_input_error(engine: AsyncE
         await sessions.create_session(app_name=app_name, user_id="u", state={"app:k": ["\x00"]})
     with pytest.raises(InvalidInputError, match="event 'e1' contains a NUL"):
         await sessions.append_event(session, event("e1", author="a\x00"))
+    # A lone surrogate passes the id rule but has no UTF-8 form: psycopg cannot send it.
+    with pytest.raises(InvalidInputError, match="surrogates not allowed"):
+        await sessions.create_session(app_name=app_name, user_id="u\ud800")
+    with pytest.raises(InvalidInputError, match="Postgres refused a value"):
+        await sessions.create_session(app_name=app_name, user_id="u", state={"k": "x\ud800"})
     assert [s.id for s in (await sessions.list_sessions(app_name=app_name)).sessions] == [session.id]
     assert await sessions.get_app_state(app_name=app_name) == {}
 
