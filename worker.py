@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.converter import StorageDriver
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.worker import Worker
 
 from activities import AdkActivities, register_app
@@ -24,6 +28,52 @@ from adk_core.memory import MemoryService
 from adk_core.sessions import SessionService
 from workflows import TASK_QUEUE, AdkPlugin
 from workflows.converter import adk_data_converter
+from workflows.payload_storage import with_payload_storage
+
+# Named, not __name__: `python worker.py` runs this module as __main__.
+logger = logging.getLogger("worker")
+
+LOG_LEVEL_ENV = "ADK_LOG_LEVEL"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# Libraries that log routine steps at INFO: a request per model call (httpx), a dozen lines per
+# migration check at startup (alembic).
+_CHATTY_LOGGERS = ("httpx", "httpcore", "alembic")
+
+
+def configure_logging(level: str | int | None = None) -> None:
+    """Send log records to stderr with time, level and logger name, for a worker process.
+
+    ``level`` is a name ("DEBUG", "info") or a number; None reads $ADK_LOG_LEVEL, else INFO.
+    Workflow task failures reach this log both ways temporalio reports them: Python's warning
+    "Failed activation on workflow ..." (an exception in workflow code; dropped when nothing configures
+    logging) and the Rust core's "Failing workflow task ..." (e.g. a nondeterminism error), which by
+    default goes to stderr in its own format and is forwarded here instead, as logger
+    ``temporalio.core``. That takes the process's default Temporal runtime, so call this before any
+    client connects.
+
+    Only entry points call this (``python worker.py``, ``adkt worker``): library modules create
+    loggers and leave handlers, levels and formats to the process that runs them.
+    """
+    if level is None:
+        level = os.environ.get(LOG_LEVEL_ENV) or "INFO"
+    if isinstance(level, str):
+        name = level.strip().upper()
+        resolved = logging.getLevelName(name)
+        if not isinstance(resolved, int):
+            raise ConfigurationError(
+                f"unknown log level {level!r}; use DEBUG, INFO, WARNING or ERROR (--log-level or ${LOG_LEVEL_ENV})"
+            )
+        level = resolved
+    logging.basicConfig(level=level, format=LOG_FORMAT, force=True)
+    for name in _CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
+    # The core is chatty below WARN; DEBUG gets its INFO, not its own DEBUG.
+    core_level = "INFO" if level <= logging.DEBUG else "WARN" if level <= logging.WARNING else "ERROR"
+    forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False)
+    telemetry = TelemetryConfig(
+        logging=LoggingConfig(filter=TelemetryFilter(core_level=core_level, other_level="ERROR"), forwarding=forwarding)
+    )
+    Runtime.set_default(Runtime(telemetry=telemetry), error_if_already_set=False)
 
 
 def load_app(spec: str) -> App:
@@ -52,6 +102,7 @@ def build_worker(
     task_queue: str = TASK_QUEUE,
     passthrough_modules: Sequence[str] = (),
     tracing: bool = False,
+    payload_storage: StorageDriver | None = None,
     **worker_options: Any,
 ) -> Worker:
     """A Worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
@@ -63,12 +114,13 @@ def build_worker(
         AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service),
         passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
         tracing=tracing,
+        payload_storage=payload_storage,
     )
     # The worker's plugin carries the converter, workflows and activities; a client-side AdkPlugin
     # would be applied a second time, so the worker gets a copy of the client without it.
     config = client.config()
     config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
-    config["data_converter"] = adk_data_converter
+    config["data_converter"] = with_payload_storage(adk_data_converter, payload_storage)
     client = Client(**config)
     return Worker(client, task_queue=task_queue, plugins=[plugin], **worker_options)
 
@@ -79,7 +131,9 @@ async def _main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--address", default=None, help="Temporal address (default: TEMPORAL_ADDRESS / localhost:7233)")
     parser.add_argument("--database-url", default=None, help="sessions database (default: ADK_DATABASE_URL)")
     parser.add_argument("--task-queue", default=TASK_QUEUE)
+    parser.add_argument("--log-level", default=None, help=f"DEBUG, INFO, WARNING... (default: ${LOG_LEVEL_ENV} or INFO)")
     args = parser.parse_args(argv)
+    configure_logging(args.log_level)
     from adkt.client import connect
     from adkt.services import open_services
 
@@ -87,6 +141,10 @@ async def _main(argv: Sequence[str] | None = None) -> None:
     client = await connect(args.address)
     async with open_services(args.database_url) as services:
         worker = build_worker(client, apps, task_queue=args.task_queue, **services)
+        logger.info(
+            "worker for %s on task queue %r at %s",
+            ", ".join(app.name for app in apps), args.task_queue, client.service_client.config.target_host,
+        )
         await worker.run()
 
 

@@ -8,15 +8,20 @@ and when to retry.
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
+from pydantic_core import to_json
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolContext
 from adk_core.agents.llm_agent import LlmAgent
 from adk_core.artifacts import ArtifactService
-from adk_core.errors import AdkError, ModelError
+from adk_core.errors import AdkError, ModelError, error_class_path, portable_args
 from adk_core.flow.contents import contents_for_ref
 from adk_core.flow.functions import resumable_tail_start
 from adk_core.memory import MemoryService
@@ -24,10 +29,14 @@ from adk_core.models.base import LlmRequest
 from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
+from adk_core.tools.base import BaseTool
 
 from . import contracts as c
 from ._history import StoredEventsCache
 from .apps import get_agent, get_app
+
+T = TypeVar("T")
+R = TypeVar("R", bound=BaseModel)
 
 
 def model_error_to_application_error(error: ModelError) -> ApplicationError:
@@ -40,6 +49,62 @@ def model_error_to_application_error(error: ModelError) -> ApplicationError:
         non_retryable=not error.retryable,
         next_retry_delay=delay,
     )
+
+
+def _fail_fast_on_adk_errors(method: Callable[[Any, Any], Awaitable[T]]) -> Callable[[Any, Any], Awaitable[T]]:
+    """An AdkError raised by a store or the engine is about the input (an invalid id or value, a
+    missing session): the same call would fail again, so it stops the retries at once with the
+    error's type and message. Anything else (a dropped connection, a crash) is retried under the
+    activity's bounded retry policy."""
+
+    @functools.wraps(method)
+    async def call(self: Any, input: Any) -> T:
+        try:
+            return await method(self, input)
+        except ModelError as e:
+            raise model_error_to_application_error(e) from None
+        except AdkError as e:
+            raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
+
+    return call
+
+
+def _fits(result: R, what: str) -> R:
+    """``result`` if Temporal can carry it (large ones travel out of band, up to a limit), else a
+    non-retryable error: the same call would make the same oversized value again."""
+    size = len(to_json(result, exclude_none=True))
+    if size > c.MAX_PAYLOAD_BYTES:
+        raise ApplicationError(
+            f"{what} is {size / 2**20:.1f} MiB; a durable run carries at most {c.MAX_PAYLOAD_BYTES // 2**20} MiB "
+            "per value. Have the tool store large data as an artifact and return its name, or ask the model "
+            "for a shorter answer",
+            type="PayloadTooLarge",
+            non_retryable=True,
+        )
+    return result
+
+
+async def heartbeating(work: Awaitable[T]) -> T:
+    """Await ``work`` while heartbeating for it, so Temporal notices a dead worker within the
+    activity's heartbeat timeout instead of its (much longer) start-to-close timeout. Beats come
+    from the worker's event loop, whatever the model or tool does (sync tools run in a thread);
+    the SDK throttles what it sends to the server. Without a heartbeat timeout (local
+    activities) this is a plain await."""
+    timeout = activity.info().heartbeat_timeout
+    if not timeout:
+        return await work
+    interval = max(0.2, min(timeout.total_seconds() / 4, 5.0))
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait([task], timeout=interval)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        if not task.done():
+            task.cancel()  # the activity was cancelled (e.g. its heartbeat timed out on the server)
+            await asyncio.gather(task, return_exceptions=True)
 
 
 class AdkActivities:
@@ -95,6 +160,7 @@ class AdkActivities:
         return result
 
     @activity.defn(name=c.APPEND_EVENTS)
+    @_fail_fast_on_adk_errors
     async def append_events(self, input: c.AppendEventsInput) -> c.AppendEventsResult:
         async def counted() -> c.AppendEventsResult:
             return c.AppendEventsResult(appended=len(input.events))
@@ -102,6 +168,7 @@ class AdkActivities:
         return await self._with_commit(input.key, input.after, input.events, counted)
 
     @activity.defn(name=c.LOAD_SESSION)
+    @_fail_fast_on_adk_errors
     async def load_session(self, input: c.LoadSessionInput) -> c.LoadSessionResult:
         key = input.key
         get = dict(app_name=key.app_name, user_id=key.user_id, session_id=key.session_id)
@@ -132,8 +199,11 @@ class AdkActivities:
 
     # --- model ------------------------------------------------------------------------------
     @activity.defn(name=c.GENERATE_CONTENT)
+    @_fail_fast_on_adk_errors
     async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
-        return await self._with_commit(input.key, input.commit_after, input.commit, lambda: self._generate(input))
+        result = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
+                                                      lambda: self._generate(input)))
+        return _fits(result, f"the output of model call {input.agent_name!r}")
 
     async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
         agent = get_agent(input.app_name, input.agent_name)
@@ -165,8 +235,11 @@ class AdkActivities:
 
     # --- tools ------------------------------------------------------------------------------
     @activity.defn(name=c.RUN_TOOL)
+    @_fail_fast_on_adk_errors
     async def run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
-        return await self._with_commit(input.key, input.commit_after, input.commit, lambda: self._run_tool(input))
+        result = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
+                                                      lambda: self._run_tool(input)))
+        return _fits(result, f"the result of tool {input.tool_name!r}")
 
     async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
         app = get_app(input.app_name)
@@ -187,8 +260,14 @@ class AdkActivities:
             user_content=input.user_content,
             branch=input.branch,
         )
-        tools = {t.name: t for t in await agent.canonical_tools(ReadonlyContext(ctx))} if isinstance(agent, LlmAgent) else {}
-        tool = tools.get(input.tool_name)
+        tool = None
+        if isinstance(agent, LlmAgent):
+            # Toolsets are listed only when the tool is not a plain one: listing may reach a server,
+            # and a toolset that fails raises ToolError rather than hiding its tools.
+            tool = next((t for t in agent.tools if isinstance(t, BaseTool) and t.name == input.tool_name), None)
+            if tool is None:
+                tools = {t.name: t for t in await agent.canonical_tools(ReadonlyContext(ctx))}
+                tool = tools.get(input.tool_name)
         if tool is None:
             raise ApplicationError(
                 f"agent {input.agent_name!r} has no tool {input.tool_name!r} on this worker; "
@@ -200,13 +279,21 @@ class AdkActivities:
         try:
             response = await tool.run_async(args=input.args, tool_context=tool_context)
         except Exception as e:
+            origin = {"error_class": error_class_path(e), "error_args": portable_args(e)}
             if input.retry_errors:
-                raise
-            return c.ToolCallResult(actions=tool_context.actions, error_type=type(e).__name__, error_message=str(e))
+                if isinstance(e, ApplicationError):
+                    raise  # the tool chose its own retry behaviour
+                # Same type name as Temporal would give the bare exception (retry policies match on
+                # it), plus where its class lives so the workflow can rebuild it when retries end.
+                raise ApplicationError(str(e), origin, type=type(e).__name__) from e
+            return c.ToolCallResult(
+                actions=tool_context.actions, error_type=type(e).__name__, error_message=str(e), **origin
+            )
         return c.ToolCallResult(response=response, actions=tool_context.actions)
 
     # --- artifacts and memory ---------------------------------------------------------------
     @activity.defn(name=c.ARTIFACTS)
+    @_fail_fast_on_adk_errors
     async def artifact_call(self, input: c.ArtifactCallInput) -> c.ArtifactCallResult:
         if self.artifacts is None:
             raise ApplicationError("this worker has no artifact service configured", non_retryable=True)
@@ -237,6 +324,7 @@ class AdkActivities:
             raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
 
     @activity.defn(name=c.MEMORY)
+    @_fail_fast_on_adk_errors
     async def memory_call(self, input: c.MemoryCallInput) -> c.MemoryCallResult:
         if self.memory is None:
             raise ApplicationError("this worker has no memory service configured", non_retryable=True)

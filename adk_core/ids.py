@@ -1,8 +1,8 @@
 """The one rule for app names, user ids and session ids, applied everywhere they enter:
 the client, the workflows, every store and the CLI.
 
-An id is a string of 1 to 256 characters with no leading or trailing whitespace and no control
-characters (NUL included). Anything else is refused with an InvalidInputError that says how to
+An id is a string of 1 to 256 characters with no leading or trailing whitespace, no control
+characters (NUL included) and no lone surrogates. Anything else is refused with an InvalidInputError that says how to
 fix it: never stripped or rewritten silently, so the id a caller creates with is the id that
 reads, writes and deletes. Slashes and other punctuation are allowed; where ids are joined into
 one string (Temporal workflow ids) each part is escaped, so distinct triples never collide.
@@ -35,6 +35,8 @@ def validate_id(kind: str, value: object) -> str:
                 f"{kind} {value!r} contains a control character (code {ord(ch)}); ids may hold letters, "
                 "digits, spaces inside and punctuation, but no NUL, tab or newline"
             )
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            raise InvalidInputError(f"{kind} {value!r} contains a lone surrogate (code {ord(ch)}), which is not valid text")
     return value
 
 

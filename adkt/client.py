@@ -9,12 +9,14 @@ never runs a second turn and the caller gets the turn's result rather than a tra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
@@ -31,7 +33,9 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import AdkError, InvalidInputError
 from adk_core.ids import escape_id_part, validate_session_key
+from adk_core.sessions.sql.engine import postgres_url
 from adk_core.types import Content, Event
+from adkt.settings import Settings
 from workflows import (
     TASK_QUEUE,
     AdkPlugin,
@@ -47,6 +51,7 @@ from workflows import (
     session_workflow_id,
 )
 from workflows.contracts import TurnQuery, TurnStatus
+from workflows.payload_storage import PostgresPayloadDriver
 
 T = TypeVar("T")
 
@@ -81,16 +86,24 @@ class WorkflowTaskFailedError(AdkError):
     the conversation where it stopped. The message is the worker's error."""
 
 
-async def connect(address: str | None = None, *, namespace: str | None = None, tracing: bool = False) -> Client:
+async def connect(
+    address: str | None = None, *, namespace: str | None = None, tracing: bool = False, database_url: str | None = None
+) -> Client:
     """A Temporal client with the ADK plugin. Address and namespace come from the arguments, else
-    Temporal's envconfig (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, profiles), else localhost:7233."""
+    Temporal's envconfig (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, profiles), else localhost:7233.
+
+    ``database_url`` (else ADK_DATABASE_URL) is the sessions database, where payloads too large for
+    Temporal are kept (workflows.payload_storage): without it, sending or receiving a value over
+    256 KiB fails."""
     config = ClientConfig.load_client_connect_config()
     if address:
         config["target_host"] = address
     if namespace:
         config["namespace"] = namespace
     config.setdefault("target_host", "localhost:7233")
-    return await Client.connect(**config, plugins=[AdkPlugin(tracing=tracing)])
+    url = database_url or Settings.load().database_url
+    storage = PostgresPayloadDriver(create_async_engine(postgres_url(url), pool_size=2, max_overflow=8)) if url else None
+    return await Client.connect(**config, plugins=[AdkPlugin(tracing=tracing, payload_storage=storage)])
 
 
 class AdkClient:
@@ -113,16 +126,19 @@ class AdkClient:
         self.retry_seconds = retry_seconds
 
     # --- sending ----------------------------------------------------------------------------
+    def _input(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> SessionWorkflowInput:
+        return SessionWorkflowInput(
+            app_name=app,
+            user_id=user_id,
+            session_id=session_id,
+            initial_state=initial_state,
+            **({"idle_timeout_seconds": self.idle_timeout_seconds} if self.idle_timeout_seconds else {}),
+        )
+
     def _start(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> WithStartWorkflowOperation:
         return WithStartWorkflowOperation(
             SessionWorkflow.run,
-            SessionWorkflowInput(
-                app_name=app,
-                user_id=user_id,
-                session_id=session_id,
-                initial_state=initial_state,
-                **({"idle_timeout_seconds": self.idle_timeout_seconds} if self.idle_timeout_seconds else {}),
-            ),
+            self._input(app, user_id, session_id, initial_state),
             id=session_workflow_id(app, user_id, session_id),
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
@@ -150,9 +166,11 @@ class AdkClient:
         send = self._message(app, user_id, session_id, message, state_delta, max_llm_calls, message_id)
         handle = self._handle(app, user_id, session_id)
         result = await self._retrying(
-            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, initial_state), handle
+            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, initial_state),
+            handle,
+            busy=lambda: self._signal("queue_message", send, app, user_id, session_id, initial_state),
         )
-        if result.status == "queued":
+        if result is None:  # queued by signal
             return await self._follow(handle, send.message_id or "")
         return result
 
@@ -164,7 +182,9 @@ class AdkClient:
         send = self._message(app, user_id, session_id, message, None, 500, message_id)
         handle = self._handle(app, user_id, session_id)
         result = asyncio.ensure_future(self._retrying(
-            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, None), handle
+            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, None),
+            handle,
+            busy=lambda: self._signal("queue_message", send, app, user_id, session_id, None),
         ))
         query = TurnQuery(message_id=send.message_id or "")
         try:
@@ -186,8 +206,8 @@ class AdkClient:
             await asyncio.gather(result, return_exceptions=True)
 
     async def _query_turn(self, handle: WorkflowHandle, query: TurnQuery, result: asyncio.Future) -> TurnStatus:
-        if result.done() and result.exception() is None and result.result().status == "done":
-            turn: TurnResult = result.result()
+        turn: TurnResult | None = result.result() if result.done() and result.exception() is None else None
+        if turn is not None:  # the update's own result (None when the message was queued by signal)
             return TurnStatus(state="done", events=turn.events[query.after:], result=turn)
         try:
             return await handle.query(SessionWorkflow.turn, query, result_type=TurnStatus)
@@ -202,15 +222,15 @@ class AdkClient:
     ) -> TurnResult:
         """Answer a pending request; the conversation continues and this returns the turn's events."""
         validate_session_key(app, user_id, session_id)
-        reply_id = reply_id or uuid.uuid4().hex
+        answer = Reply(call_id=call_id, response=response, reply_id=reply_id or uuid.uuid4().hex)
         handle = self._handle(app, user_id, session_id)
         result = await self._retrying(
-            lambda: self._update(SessionWorkflow.reply, Reply(call_id=call_id, response=response), app, user_id,
-                                 session_id, None, update_id=reply_id),
+            lambda: self._update(SessionWorkflow.reply, answer, app, user_id, session_id, None),
             handle,
+            busy=lambda: self._signal("queue_reply", answer, app, user_id, session_id, None),
         )
-        if result.status == "queued":
-            return await self._follow(handle, result.message_id)
+        if result is None:  # queued by signal
+            return await self._follow(handle, answer.reply_id or "")
         return result
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
@@ -234,17 +254,24 @@ class AdkClient:
         return self.client.get_workflow_handle(session_workflow_id(app, user_id, session_id))
 
     async def _update(
-        self, update: Any, arg: Any, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None,
-        *, update_id: str | None = None,
+        self, update: Any, arg: Any, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None
     ) -> TurnResult:
-        # A WithStartWorkflowOperation serves one call: each attempt builds its own.
+        # Each attempt is a new update with its own id: the workflow deduplicates by the message
+        # id inside ``arg``. Reusing one update id across retries under contention has been seen
+        # to break the SDK's update state machine ("UpdateMachine ... transition is invalid").
+        # A WithStartWorkflowOperation also serves one call only.
+        start = self._start(app, user_id, session_id, initial_state)
         try:
             return await self.client.execute_update_with_start_workflow(
-                update, arg, id=update_id or arg.message_id,
-                start_workflow_operation=self._start(app, user_id, session_id, initial_state),
+                update, arg, id=uuid.uuid4().hex, start_workflow_operation=start
             )
         except WorkflowUpdateFailedError as e:
             raise _update_error(e) from None
+        except BaseException:
+            # The operation's start handle holds the same error; read it so it is not reported unread.
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(start.workflow_handle(), timeout=0.01)
+            raise
 
     async def _follow(self, handle: WorkflowHandle, message_id: str) -> TurnResult:
         """Wait for a queued message's turn by querying it, backing off from 50 ms to 1 s."""
@@ -272,18 +299,46 @@ class AdkClient:
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 1.0)
 
-    async def _retrying(self, call: Callable[[], Awaitable[T]], handle: WorkflowHandle) -> T:
+    async def _signal(
+        self, signal: str, arg: Any, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None
+    ) -> None:
+        """Queue by signal-with-start: durable once accepted, whatever the number of waiting updates."""
+        await self.client.start_workflow(
+            SessionWorkflow.run, self._input(app, user_id, session_id, initial_state),
+            id=session_workflow_id(app, user_id, session_id), task_queue=self.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, start_signal=signal, start_signal_args=[arg],
+        )
+
+    async def _retrying(
+        self, call: Callable[[], Awaitable[T]], handle: WorkflowHandle, *, busy: Callable[[], Awaitable[None]]
+    ) -> T | None:
         """Run ``call`` until it succeeds, retrying transport errors for up to retry_seconds, and
-        report a workflow whose workflow task keeps failing instead of waiting on it forever."""
+        report a workflow whose workflow task keeps failing instead of waiting on it forever.
+        When the workflow has as many in-flight updates as Temporal allows, ``busy()`` queues the
+        message another way and this returns None."""
         deadline = time.monotonic() + self.retry_seconds
         attempt = 0
         while True:
             try:
                 return await _watching_task_failures(call(), self.client, handle.id)
             except (RPCError, RPCTimeoutOrCancelledError) as e:
+                if isinstance(e, RPCError) and e.status == RPCStatusCode.RESOURCE_EXHAUSTED and _update_limit(e):
+                    await self._retry_transport(busy, deadline)
+                    return None
                 if isinstance(e, RPCError) and e.status not in _TRANSIENT:
                     raise
                 if time.monotonic() > deadline:
+                    raise
+            attempt += 1
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+
+    async def _retry_transport(self, call: Callable[[], Awaitable[None]], deadline: float) -> None:
+        attempt = 0
+        while True:
+            try:
+                return await call()
+            except RPCError as e:
+                if e.status not in _TRANSIENT or time.monotonic() > deadline:
                     raise
             attempt += 1
             await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
@@ -303,6 +358,11 @@ class AdkClient:
             id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
             task_queue=self.task_queue,
         )
+
+
+def _update_limit(error: RPCError) -> bool:
+    """Whether Temporal refused the update because the workflow has too many in flight."""
+    return "in-flight updates" in str(error) or "in-flight updates" in repr(error.raw_grpc_status)
 
 
 def _update_error(error: WorkflowUpdateFailedError) -> AdkError:

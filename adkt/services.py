@@ -14,6 +14,7 @@ from adk_core.memory.sql import DatabaseMemoryService
 from adk_core.sessions.sql import DatabaseSessionService, migrate
 from adk_core.sessions.sql.engine import postgres_url
 from adkt.settings import Settings
+from workflows.payload_storage import PostgresPayloadDriver
 
 
 def database_url(explicit: str | None = None) -> str | None:
@@ -22,7 +23,8 @@ def database_url(explicit: str | None = None) -> str | None:
 
 @contextlib.asynccontextmanager
 async def open_services(url: str | None) -> AsyncIterator[dict[str, Any]]:
-    """Session, artifact and memory services on one engine, as keyword arguments for build_worker."""
+    """Session, artifact and memory services and payload storage on one engine, as keyword
+    arguments for build_worker."""
     url = database_url(url)
     if not url:
         raise ConfigurationError(
@@ -36,6 +38,7 @@ async def open_services(url: str | None) -> AsyncIterator[dict[str, Any]]:
             "session_service": DatabaseSessionService(engine),
             "artifact_service": DatabaseArtifactService(engine),
             "memory_service": DatabaseMemoryService(engine),
+            "payload_storage": PostgresPayloadDriver(engine),
         }
     finally:
         await engine.dispose()

@@ -59,11 +59,6 @@ class TurnResult(BaseModel):
     events: list[Event] = Field(default_factory=list)
     final_text: str = ""
     message_id: str = ""
-    status: Literal["done", "queued"] = "done"
-    """"queued": the message is durably queued behind others and this update returned without
-    waiting; follow it with the ``turn`` query (AdkClient.send does that for you)."""
-    position: int = 0
-    """For a queued message: how many messages run before it."""
 
 
 class TurnOutcome(BaseModel):
@@ -134,6 +129,8 @@ class Reply(BaseModel):
 
     call_id: str
     response: dict[str, Any]
+    reply_id: str | None = None
+    """The idempotency key of this reply: sending it again returns the first result."""
 
 
 class AgentToolInput(BaseModel):

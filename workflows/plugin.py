@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.converter import StorageDriver
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -21,6 +22,7 @@ from adk_core.errors import AdkError
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
 from .converter import adk_data_converter
+from .payload_storage import with_payload_storage
 from .session import SessionWorkflow
 
 WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow]
@@ -67,6 +69,8 @@ class AdkPlugin(SimplePlugin):
         passthrough_modules: your apps' modules, so agent trees are shared with workflows rather
             than re-imported inside the sandbox.
         tracing: add Temporal's OpenTelemetry TracingInterceptor (use on client and worker).
+        payload_storage: where payloads too large for Temporal go (workflows.payload_storage);
+            give clients and workers the same one.
     """
 
     def __init__(
@@ -75,10 +79,11 @@ class AdkPlugin(SimplePlugin):
         *,
         passthrough_modules: Sequence[str] = (),
         tracing: bool = False,
+        payload_storage: StorageDriver | None = None,
     ) -> None:
         super().__init__(
             "adk-temporal",
-            data_converter=adk_data_converter,
+            data_converter=with_payload_storage(adk_data_converter, payload_storage),
             # Temporal's interceptor links client -> workflow -> activity spans and knows about
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
             interceptors=[TracingInterceptor()] if tracing else None,

@@ -36,6 +36,9 @@ with workflow.unsafe.imports_passed_through():
     from .services import DurableSessionService
 
 MODEL_TIMEOUT = timedelta(minutes=10)
+MODEL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+"""The model activity heartbeats while it waits on the provider (activities.heartbeating): a
+worker that dies mid-call is noticed within this, not after MODEL_TIMEOUT."""
 MODEL_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60), maximum_attempts=8
 )
@@ -155,6 +158,7 @@ class TemporalRuntime:
                 call,
                 result_type=c.ModelCallResult,
                 start_to_close_timeout=durable.get("model_timeout", MODEL_TIMEOUT),
+                heartbeat_timeout=durable.get("model_heartbeat_timeout", MODEL_HEARTBEAT_TIMEOUT),
                 retry_policy=durable.get("model_retry", MODEL_RETRY),
                 task_queue=durable.get("model_task_queue"),
                 summary=f"{ctx.agent.name} -> {model.name}",
@@ -209,13 +213,26 @@ class TemporalRuntime:
         except ActivityError as e:
             cause = e.cause
             if isinstance(cause, ApplicationError):
-                raise RemoteError(cause.message, error_type=cause.type or "ApplicationError") from None
+                # A tool that raised with retry_errors on: the details say where its class lives.
+                origin = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}
+                raise RemoteError(
+                    cause.message, error_type=cause.type or "ApplicationError",
+                    error_class=origin.get("error_class"), error_args=origin.get("error_args"),
+                ) from None
             raise RemoteError(str(cause or e), error_type=type(cause or e).__name__) from None
         self.sessions.acknowledge(commits)
         tool_context.actions.merge(result.actions)
         if result.error_type is not None:
-            raise RemoteError(result.error_message or "", error_type=result.error_type)
+            # The engine rebuilds the tool's own exception class from this for on_tool_error callbacks.
+            raise RemoteError(
+                result.error_message or "", error_type=result.error_type,
+                error_class=result.error_class, error_args=result.error_args,
+            )
         return result.response
+
+    async def run_sync(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        # Workflow code may not start threads; a sync tool running inline is pure and short by contract.
+        return fn(*args, **kwargs)
 
     async def _run_agent_tool_as_child(self, tool: AgentTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         from .agent_run import AgentToolWorkflow  # noqa: PLC0415  (cycle: the child workflow uses this runtime)

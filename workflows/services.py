@@ -25,7 +25,11 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.types import Event, Part
 
 STORE_TIMEOUT = timedelta(seconds=30)
-STORE_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10))
+STORE_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10), maximum_attempts=20
+)
+"""About two and a half minutes of retries: long enough to ride out a Postgres restart or
+failover; errors about the data itself are non-retryable and stop at once (activities)."""
 
 
 class DurableSessionService(SessionService):

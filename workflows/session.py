@@ -1,11 +1,14 @@
 """SessionWorkflow: one conversation.
 
-Messages arrive by Update (update-with-start creates the workflow) and join a FIFO queue that
-the run loop works through one turn at a time. Temporal allows only a few in-flight updates per
-workflow, so at most MAX_WAITING_UPDATES of them wait for their turn's result (one round trip,
-the fast path); any further message is acknowledged as soon as it is durably queued and its
-client follows the turn with the ``turn`` query. Every message has an id (the client's
-idempotency key): sending the same id again returns the first turn's result.
+Messages join a FIFO queue that the run loop works through one turn at a time. A message
+arrives by Update (``send_message``, update-with-start creates the workflow), which waits for
+its turn's result: one round trip. Temporal allows only ten in-flight updates per workflow, so
+when a conversation is that busy clients queue further messages by signal (``queue_message``,
+durable the moment it is accepted, no limit) and follow their turn with the ``turn`` query.
+Updates therefore never complete in the task that accepts them (except a repeated message id):
+that pattern, under many concurrent updates, broke the SDK's update state machine on replay.
+Every message has an id (the client's idempotency key): sending the same id again returns the
+first turn's result.
 
 Continue-as-new happens between turns, when the queue is empty and Temporal suggests it,
 carrying the session key and the recent turns: the conversation itself lives in the session
@@ -22,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from adk_core.errors import AdkError
-    from adk_core.types import Event
+    from adk_core.types import Content, Event
 
     from ._invocation import DurableInvoker, check_reply, pending_requests, reply_content, session_refusal
     from .contracts import (
@@ -38,9 +41,6 @@ with workflow.unsafe.imports_passed_through():
         final_text,
     )
 
-MAX_WAITING_UPDATES = 4
-"""Updates that wait for their turn's result. Temporal refuses an 11th in-flight update per
-workflow; keeping waiters well under that leaves room for quick, queue-only updates and replies."""
 KEEP_OUTCOMES = 200
 """Finished turns kept in full, for repeated message ids and clients following queued turns."""
 KEEP_DONE_IDS = 2000
@@ -65,7 +65,6 @@ class SessionWorkflow:
         self._turn_events: list[Event] = []
         self._outcomes: OrderedDict[str, TurnOutcome] = OrderedDict()
         self._done: OrderedDict[str, str] = OrderedDict()
-        self._waiting = 0
         self._turns = 0
         carried = input.carried or CarriedTurns()
         self._done.update(carried.done)
@@ -160,18 +159,39 @@ class SessionWorkflow:
 
     @workflow.update
     async def send_message(self, message: SendMessage) -> TurnResult:
+        message_id = self._enqueue(message)
+        await workflow.wait_condition(lambda: message_id in self._outcomes or message_id in self._done)
+        return self._result(message_id)
+
+    @workflow.signal
+    def queue_message(self, message: SendMessage) -> None:
+        """The same message by signal: durably queued the moment the signal is accepted, with no
+        limit on how many wait. Clients use it when the conversation already has as many
+        in-flight updates as Temporal allows, and follow the turn with the ``turn`` query."""
+        if self._refusal:
+            self._keep(TurnOutcome(message_id=message.message_id or "", error_type="MessageRejected",
+                                   error_message=self._refusal))
+            return
+        self._enqueue(message)
+
+    @workflow.signal
+    def queue_reply(self, reply: Reply) -> None:
+        """A reply by signal (see queue_message); one that cannot be accepted is recorded as a
+        failed turn under its reply id, for the client following it."""
+        reply_id = reply.reply_id or str(workflow.uuid4())
+        reason = self._reply_refusal(reply)
+        if reason:
+            self._keep(TurnOutcome(message_id=reply_id, error_type="MessageRejected", error_message=reason))
+            return
+        if not self._is_known(reply_id):
+            content = reply_content(reply.call_id, self.pending(), reply.response)
+            self._enqueue(SendMessage(message=content, message_id=reply_id))
+
+    def _enqueue(self, message: SendMessage) -> str:
         message_id = self._message_id(message)
         if not self._is_known(message_id):
             self._queue.append(message.model_copy(update={"message_id": message_id}))
-        finished = message_id in self._outcomes or message_id in self._done
-        if not finished and self._waiting >= MAX_WAITING_UPDATES:
-            return TurnResult(message_id=message_id, status="queued", position=self._position(message_id))
-        self._waiting += 1
-        try:
-            await workflow.wait_condition(lambda: message_id in self._outcomes or message_id in self._done)
-        finally:
-            self._waiting -= 1
-        return self._result(message_id)
+        return message_id
 
     @send_message.validator
     def _check_message(self, message: SendMessage) -> None:
@@ -190,6 +210,7 @@ class SessionWorkflow:
         return outcome.result
 
     def _position(self, message_id: str) -> int:
+        """How many messages run before ``message_id`` (0 when it is running or unknown)."""
         for index, queued in enumerate(self._queue):
             if queued.message_id == message_id:
                 return index + (self._running is not None)
@@ -198,22 +219,33 @@ class SessionWorkflow:
     @workflow.update
     async def reply(self, reply: Reply) -> TurnResult:
         """Answer a pending confirmation or long-running tool; the conversation continues."""
+        reply_id = reply.reply_id or self._message_id(SendMessage(message=Content(role="user")))
+        if self._is_known(reply_id):
+            return await self.send_message(SendMessage(message=Content(role="user"), message_id=reply_id))
         content = reply_content(reply.call_id, self.pending(), reply.response)
-        return await self.send_message(SendMessage(message=content))
+        return await self.send_message(SendMessage(message=content, message_id=reply_id))
 
     @reply.validator
     def _check_reply(self, reply: Reply) -> None:
+        if reply.reply_id and self._is_known(reply.reply_id):
+            return  # a repeat: the handler returns the first reply's result
+        reason = self._reply_refusal(reply)
+        if reason:
+            _reject(reason)
+
+    def _reply_refusal(self, reply: Reply) -> str | None:
         if self._refusal:
-            _reject(self._refusal)
+            return self._refusal
         if not self._loaded:
-            _reject("the conversation is still loading; send the reply again in a moment")
+            return "the conversation is still loading; send the reply again in a moment"
         try:
             check_reply(reply.call_id, self.pending())
         except ValueError as e:
-            _reject(str(e))
+            return str(e)
         queued = {r.id for m in self._queue for r in m.message.function_responses()}
         if reply.call_id in queued:
-            _reject(f"call {reply.call_id!r} already has a reply queued; it runs when its turn comes")
+            return f"call {reply.call_id!r} already has a reply queued; it runs when its turn comes"
+        return None
 
     # --- queries ------------------------------------------------------------------------------
     @workflow.query

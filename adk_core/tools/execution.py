@@ -14,8 +14,9 @@ class RetryOptions:
     initial_interval: timedelta = timedelta(seconds=1)
     backoff_coefficient: float = 2.0
     maximum_interval: timedelta | None = None
-    maximum_attempts: int = 0
-    """0 means unlimited (bounded by the timeouts)."""
+    maximum_attempts: int = 10
+    """Attempts before the call fails for good (0: unlimited, bounded only by the timeouts). A
+    tool is retried when its worker dies or times out, or when it raises with retry_errors on."""
     non_retryable_error_types: tuple[str, ...] = ()
 
 
@@ -32,7 +33,10 @@ class ToolExecution:
     mode: Literal["activity", "local_activity", "inline"] = "activity"
     start_to_close_timeout: timedelta = timedelta(minutes=5)
     schedule_to_close_timeout: timedelta | None = None
-    heartbeat_timeout: timedelta | None = None
+    heartbeat_timeout: timedelta | None = timedelta(seconds=10)
+    """The tool's activity heartbeats on its own while the tool runs, so a worker that dies is
+    noticed within this (then the call is retried elsewhere). None turns the check off, leaving
+    start_to_close_timeout as the only bound. Not used by local activities."""
     retry: RetryOptions = field(default_factory=RetryOptions)
     task_queue: str | None = None
     """Run on another worker's queue (e.g. one with GPU or network access)."""

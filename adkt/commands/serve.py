@@ -27,21 +27,27 @@ def worker(
             help="run workflow code without Temporal's sandbox: faster, for apps whose callbacks you trust to be deterministic",
         ),
     ] = False,
+    log_level: Annotated[
+        str | None, typer.Option("--log-level", help="DEBUG, INFO, WARNING... (default: ADK_LOG_LEVEL or INFO)")
+    ] = None,
 ) -> None:
     """Run a worker for the apps until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
-    run_async(_worker(app, address, database_url, task_queue, unsandboxed))
+    run_async(_worker(app, address, database_url, task_queue, unsandboxed, log_level))
 
 
 async def _worker(
-    specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False
+    specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False,
+    log_level: str | None = None,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
     from adkt.client import connect
     from adkt.commands._stack import wait_for_signal
     from adkt.services import open_services
-    from worker import build_worker, load_app
+    from worker import build_worker, configure_logging, load_app
 
+    # The same logging as `python worker.py`, whose _main this command does not go through.
+    configure_logging(log_level)
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
     apps = [load_app(spec) for spec in specs]

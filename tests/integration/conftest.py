@@ -30,7 +30,7 @@ class DurableStack:
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPostgres) -> AsyncIterator[DurableStack]:
     url = await postgres.create_database(f"durable_{uuid.uuid4().hex[:8]}")
-    client = await connect(temporal_server.address, namespace=temporal_server.namespace)
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=url)
     task_queue = f"adk-test-{uuid.uuid4().hex[:8]}"
     async with open_services(url) as services:
         worker: Worker = build_worker(client, [], task_queue=task_queue, **services)

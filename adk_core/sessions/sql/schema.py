@@ -107,3 +107,14 @@ artifacts = sa.Table(
     sa.Column("part", JSONB, nullable=False),
     sa.Column("create_time", sa.Double, nullable=False),
 )
+
+payloads = sa.Table(
+    "adk_payloads",
+    metadata,
+    # Temporal payloads too large to travel inline (workflows.payload_storage), by content hash:
+    # storing the same bytes twice is one row, so retried writes are harmless.
+    sa.Column("sha256", sa.Text, primary_key=True),
+    sa.Column("data", BYTEA, nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("create_time", sa.Double, nullable=False),
+)

@@ -1,0 +1,109 @@
+"""Sessions under odd ids, many concurrent messages and repeated sends (hardening issue 1, 5, 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowFailureError
+
+from activities import register_app
+from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
+from adk_core.errors import InvalidInputError
+from adk_core.models import text_response
+from tests.integration.conftest import DurableStack
+from workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
+
+pytestmark = pytest.mark.integration
+
+
+def _echo_app(prefix: str) -> tuple[App, list[list[str]]]:
+    """An app whose model answers with the user texts it was shown (recorded per call)."""
+    seen: list[list[str]] = []
+
+    def script(request: LlmRequest) -> Any:
+        texts = [p.text for c in request.contents if c.role == "user" for p in c.parts if p.text]
+        seen.append(texts)
+        return text_response(f"heard {texts[-1]}; history {len(texts)}")
+
+    app = App(name=f"{prefix}_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script)))
+    return register_app(app), seen
+
+
+async def test_users_whose_ids_used_to_collide_never_share_a_session(durable_stack: DurableStack) -> None:
+    app, seen = _echo_app("probe")
+    client = durable_stack.client
+    await client.send(app.name, "carol", "x/diary", "my secret is 42", state_delta={"secret": 42, "user:pin": 7})
+    other = await client.send(app.name, "carol/x", "diary", "what is the secret?")
+
+    assert seen[-1] == ["what is the secret?"]  # carol's message never reaches the other user's model
+    assert other.final_text == "heard what is the secret?; history 1"
+    assert session_workflow_id(app.name, "carol", "x/diary") != session_workflow_id(app.name, "carol/x", "diary")
+    carol = await durable_stack.sessions.get_session(app_name=app.name, user_id="carol", session_id="x/diary")
+    intruder = await durable_stack.sessions.get_session(app_name=app.name, user_id="carol/x", session_id="diary")
+    assert carol is not None and intruder is not None
+    assert carol.state == {"secret": 42, "user:pin": 7}
+    assert intruder.state == {}
+    assert [e.author for e in intruder.events] == ["user", "a"]
+
+
+async def test_a_hundred_concurrent_messages_are_all_answered_once_in_queue_order(durable_stack: DurableStack) -> None:
+    app, seen = _echo_app("busy")
+    client = durable_stack.client
+    texts = [f"message {i}" for i in range(100)]
+    results = await asyncio.wait_for(
+        asyncio.gather(*(client.send(app.name, "u1", "s1", text) for text in texts)), timeout=120
+    )
+
+    assert sorted(r.final_text.split(";")[0] for r in results) == sorted(f"heard {t}" for t in texts)
+    assert len({r.invocation_id for r in results}) == 100
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None
+    user_texts = [e.text for e in stored.events if e.author == "user"]
+    assert sorted(user_texts) == sorted(texts)  # none lost, none doubled
+    # One turn at a time, in the order they were queued: each turn's events are contiguous and
+    # its model saw every earlier message, in stored order.
+    invocations = [e.invocation_id for e in stored.events]
+    assert all(invocations[i] == invocations[i + 1] for i in range(0, 200, 2))
+    assert seen[-1] == user_texts
+
+
+async def test_a_repeated_message_id_returns_the_first_result(durable_stack: DurableStack) -> None:
+    app, seen = _echo_app("idem")
+    client = durable_stack.client
+    first, again = await asyncio.gather(
+        client.send(app.name, "u1", "s1", "pay 10", message_id="m-1"),
+        client.send(app.name, "u1", "s1", "pay 10", message_id="m-1"),
+    )
+    later = await client.send(app.name, "u1", "s1", "pay 10", message_id="m-1")
+    assert first.invocation_id == again.invocation_id == later.invocation_id
+    assert first.final_text == later.final_text
+    assert len(seen) == 1
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None and len(stored.events) == 2
+
+
+async def test_bad_ids_are_refused_at_the_client_before_any_workflow_starts(durable_stack: DurableStack) -> None:
+    app, seen = _echo_app("badids")
+    for user, session in [(" carol", "s"), ("carol", ""), ("carol", "nul\x00"), ("carol", "s ")]:
+        with pytest.raises(InvalidInputError):
+            await durable_stack.client.send(app.name, user, session, "hi")
+    assert seen == []
+
+
+async def test_a_session_workflow_under_another_id_refuses_to_run(durable_stack: DurableStack) -> None:
+    app, _ = _echo_app("squat")
+    client = durable_stack.client.client
+    handle = await client.start_workflow(
+        SessionWorkflow.run,
+        SessionWorkflowInput(app_name=app.name, user_id="carol", session_id="diary"),
+        id=f"not-the-session-id-{uuid.uuid4().hex[:6]}",
+        task_queue=durable_stack.task_queue,
+    )
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    assert session_workflow_id(app.name, "carol", "diary") in str(failure.value.cause)
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="carol", session_id="diary")
+    assert stored is None
