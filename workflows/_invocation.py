@@ -139,6 +139,9 @@ def check_reply(call_id: str, pending: list[PendingRequest]) -> None:
 def _error_type(error: Exception) -> str:
     if isinstance(error, ApplicationError) and error.type:
         return error.type
+    carried = getattr(error, "error_type", None)  # ModelError / RemoteError rebuilt from an activity
+    if isinstance(carried, str) and carried:
+        return carried
     cause = getattr(error, "cause", None)  # ActivityError / ChildWorkflowError carry the real one
     if isinstance(cause, ApplicationError) and cause.type:
         return cause.type

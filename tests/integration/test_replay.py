@@ -30,7 +30,7 @@ INLINE = ToolExecution(mode="inline", start_to_close_timeout=timedelta(seconds=1
 
 
 def _history(path: Path) -> WorkflowHistory:
-    return WorkflowHistory.from_json(path.stem, path.read_text())
+    return WorkflowHistory.from_json(record_histories.WORKFLOW_IDS.get(path.stem, path.stem), path.read_text())
 
 
 def _replayer() -> Replayer:
@@ -54,6 +54,14 @@ def recorded_apps() -> Iterator[None]:
 
 def test_histories_are_checked_in() -> None:
     assert {p.name for p in HISTORIES} >= {"agent_run_w1.json", "session_confirm.json"}
+
+
+def test_the_recorded_session_id_is_the_one_the_workflow_expects() -> None:
+    from workflows import session_workflow_id
+
+    assert record_histories.WORKFLOW_IDS["session_confirm"] == session_workflow_id(
+        record_histories.CONFIRM_APP, record_histories.USER_ID, record_histories.CONFIRM_SESSION
+    )
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)

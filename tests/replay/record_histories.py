@@ -22,6 +22,12 @@ from examples import w1
 
 HISTORIES = Path(__file__).parent / "histories"
 USER_ID = "replay-user"
+CONFIRM_APP, CONFIRM_SESSION = "replay_confirm", "confirm-session"
+WORKFLOW_IDS = {
+    # A SessionWorkflow checks that its id is its session's, so replay needs the real ids.
+    "agent_run_w1": "replay-w1",
+    "session_confirm": f"adk-session/{CONFIRM_APP}/{USER_ID}/{CONFIRM_SESSION}",
+}
 
 
 def transfer_money(amount: int) -> dict:
@@ -75,14 +81,14 @@ async def record(out: Path = HISTORIES) -> list[Path]:
             adk = AdkClient(client, task_queue=task_queue)
             worker = build_worker(client, apps(), task_queue=task_queue, **services)
             async with worker:
-                run_id = "replay-w1"
+                run_id = WORKFLOW_IDS["agent_run_w1"]
                 result = await adk.run_once(
                     w1.app.name, USER_ID, "w1-session", w1.USER_MESSAGE, workflow_id=run_id
                 )
                 w1.check_turn(result.events)
                 written.append(await _write(client, run_id, out / "agent_run_w1.json"))
 
-                app_name, session_id = "replay_confirm", "confirm-session"
+                app_name, session_id = CONFIRM_APP, CONFIRM_SESSION
                 handle = await client.start_workflow(
                     SessionWorkflow.run,
                     SessionWorkflowInput(
