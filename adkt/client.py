@@ -33,7 +33,9 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import AdkError, InvalidInputError
 from adk_core.ids import escape_id_part, validate_session_key
+from adk_core.sessions.sql._json import dumps as storable_json
 from adk_core.sessions.sql.engine import postgres_url
+from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
 from adkt.settings import Settings
 from workflows import (
@@ -245,6 +247,9 @@ class AdkClient:
         content = Content.user(message) if isinstance(message, str) else message
         if not isinstance(content, Content):
             raise InvalidInputError(f"message is a {type(message).__name__}; send a str or an adk_core Content")
+        if state_delta:
+            validate_state_delta(state_delta)
+            storable_json(state_delta, "state_delta")  # the session store's own rule: no NaN, no NUL
         return SendMessage(
             message=content, state_delta=state_delta, max_llm_calls=max_llm_calls,
             message_id=message_id or uuid.uuid4().hex,

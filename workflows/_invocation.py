@@ -68,17 +68,22 @@ class DurableInvoker:
         try:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
                 events.append(event)
+            await self.sessions.flush()
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
             error_type = _error_type(e)
-            error_message = e.message if isinstance(e, ApplicationError) else str(e)
+            # Stored as the error event's text: no NUL, which Postgres refuses.
+            error_message = (e.message if isinstance(e, ApplicationError) else str(e)).replace("\x00", "\\x00")
             await self._store_error(ctx, events, error_type, error_message)
             raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
-        await self.sessions.flush()
         return ctx.invocation_id
 
     async def _store_error(self, ctx: InvocationContext, events: list[Event], error_type: str, error_message: str) -> None:
         """End a failed invocation with an error event (unless the engine already stored one saying
-        why), so the session records why the turn stopped; then store everything made so far."""
+        why), so the session records why the turn stopped; then store everything made so far.
+
+        When that cannot be stored (an event the store refuses, e.g. a NUL in a tool's output),
+        the unstored events are dropped and the session is read back from the store, so the
+        next turn starts from what is stored instead of failing on the same events forever."""
         last = events[-1] if events else None
         if last is None or last.error_code is None:
             event = new_event(ctx, author=ctx.agent.name, error_code=error_type, error_message=error_message[:4000])
@@ -86,8 +91,18 @@ class DurableInvoker:
             events.append(event)
         try:
             await self.sessions.flush()
+            return
         except Exception as flush_error:  # noqa: BLE001  (the turn's own error is the one to report)
-            workflow.logger.warning("could not store the error event of a failed turn: %s", flush_error)
+            workflow.logger.warning("a failed turn's events could not be stored (%s); reloading the session", flush_error)
+        self.sessions.unacked.clear()
+        try:
+            session = await self.load(create=False, initial_state=None)
+            error = new_event(ctx, author=ctx.agent.name, error_code=error_type, error_message=error_message[:4000])
+            await self.sessions.append_event(session, error)
+            await self.sessions.flush()
+        except Exception as reload_error:  # noqa: BLE001
+            workflow.logger.warning("could not store the error event of a failed turn: %s", reload_error)
+
     def trim(self, keep: int = 200) -> None:
         """Older events stay in the store (and reach models by reference); keep workflow memory bounded."""
         events = self.session.events if self.session is not None else []

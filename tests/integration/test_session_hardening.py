@@ -10,9 +10,10 @@ import pytest
 from temporalio.client import WorkflowFailureError
 
 from activities import register_app
-from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
+from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import InvalidInputError
-from adk_core.models import text_response
+from adk_core.models import function_call_response, text_response
+from adkt.client import TurnFailedError
 from tests.integration.conftest import DurableStack
 from workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
 
@@ -107,3 +108,31 @@ async def test_a_session_workflow_under_another_id_refuses_to_run(durable_stack:
     assert session_workflow_id(app.name, "carol", "diary") in str(failure.value.cause)
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="carol", session_id="diary")
     assert stored is None
+
+
+async def test_a_turn_whose_events_cannot_be_stored_fails_once_and_the_next_turn_works(durable_stack: DurableStack) -> None:
+    def read_file() -> dict:
+        """Read a binary file."""
+        return {"content": "PK\x00\x03"}  # Postgres cannot store a NUL in JSON
+
+    def script(request: LlmRequest) -> Any:
+        last = request.contents[-1].parts[-1]
+        if last.function_response is not None:
+            return text_response("read it")
+        if last.text == "read":
+            return function_call_response("read_file", {})
+        return text_response("still here")
+
+    app = register_app(App(
+        name=f"nul_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(read_file)]),
+    ))
+    client = durable_stack.client
+    with pytest.raises(TurnFailedError, match="NUL"):
+        await client.send(app.name, "u1", "s1", "read")
+    after = await client.send(app.name, "u1", "s1", "are you there?")
+    assert after.final_text == "still here"
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None
+    assert [e.error_code for e in stored.events if e.error_code] == ["InvalidInputError"]
+    assert stored.events[-1].text == "still here"
