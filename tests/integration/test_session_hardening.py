@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
@@ -13,7 +14,7 @@ from activities import register_app
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import InvalidInputError
 from adk_core.models import function_call_response, text_response
-from adkt.client import TurnFailedError
+from adkt.client import TurnFailedError, WorkflowTaskFailedError
 from tests.integration.conftest import DurableStack
 from workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
 
@@ -136,3 +137,20 @@ async def test_a_turn_whose_events_cannot_be_stored_fails_once_and_the_next_turn
     assert stored is not None
     assert [e.error_code for e in stored.events if e.error_code] == ["InvalidInputError"]
     assert stored.events[-1].text == "still here"
+
+
+async def test_a_workflow_task_that_keeps_failing_reaches_the_client_as_a_clear_error(durable_stack: DurableStack) -> None:
+    def stuck_callback(callback_context: Any, llm_request: LlmRequest) -> None:
+        deadline = time.monotonic() + 2.5  # longer than Temporal's 2 s deadlock detection, every time
+        while time.monotonic() < deadline:
+            pass
+
+    app = register_app(App(
+        name=f"wedged_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(lambda r: text_response("hi")), before_model_callback=stuck_callback),
+    ))
+    started = time.monotonic()
+    with pytest.raises(WorkflowTaskFailedError, match="deadlock"):
+        await durable_stack.client.send(app.name, "u1", "s1", "hello")
+    assert time.monotonic() - started < 30
+    await durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1")).terminate("test done")
