@@ -66,7 +66,7 @@ from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services  # noqa: E402
 from examples import w1  # noqa: E402
 from worker import build_worker  # noqa: E402
-from workflows import AdkPlugin  # noqa: E402
+from workflows import AdkPlugin, session_workflow_id  # noqa: E402
 
 TASK_QUEUE = "bench-durable"
 UNSANDBOXED_QUEUE = "bench-durable-unsandboxed"
@@ -366,7 +366,7 @@ async def histories(client: Client, adk: AdkClient, results: dict, console: Cons
     }
 
     conv = f"hist-conv-{uuid.uuid4().hex[:8]}"
-    wid = f"adk-session/w1/u1/{conv}"
+    wid = session_workflow_id("w1", "u1", conv)
     with console.status(f"{HISTORY_TURNS}-turn conversation through SessionWorkflow"):
         sizes = {}
         for turn in range(1, HISTORY_TURNS + 1):

@@ -92,12 +92,10 @@ app = App(
         model=SlowOnceModel(),
         instruction="Run the slow step, then add.",
         tools=[
-            FunctionTool(
-                slow_step,
-                execution=ToolExecution(start_to_close_timeout=timedelta(seconds=5), retry=FAST_RETRY),
-            ),
+            # Default timeouts on purpose: the activities' own heartbeats (10 s heartbeat timeout)
+            # are what notices the killed worker, not a shortened start-to-close.
+            FunctionTool(slow_step, execution=ToolExecution(retry=FAST_RETRY)),
             add,
         ],
-        durable={"model_timeout": timedelta(seconds=5)},
     ),
 )

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -118,10 +119,14 @@ async def test_worker_killed_mid_activity_run_completes_once(
         await _wait_for(marker_dir / hang, workers[0], log)
         assert not run.done()
         os.kill(workers[0].pid, signal.SIGKILL)
+        killed_at = time.monotonic()
         workers[0].wait(timeout=10)
         await _forget_sticky_queue(adk, workflow_id)
         workers.append(_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log))
         result = await asyncio.wait_for(run, timeout=60)
+        # On default settings (10 min start-to-close) only the activity's heartbeat timeout (10 s)
+        # can have noticed the dead worker this soon.
+        assert time.monotonic() - killed_at < 30
     finally:
         for worker in workers:
             _stop(worker)
