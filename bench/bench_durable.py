@@ -226,7 +226,10 @@ def unsandboxed_worker(client: Client, services: dict[str, Any], task_queue: str
     """build_worker's steps with UnsandboxedWorkflowRunner. build_worker cannot take a runner: the
     AdkPlugin it adds sets workflow_runner, and a plugin's value replaces the Worker argument."""
     register_app(w1.app)
-    plugin = AdkPlugin(AdkActivities(**services), passthrough_modules=["examples.w1"])
+    stores = {k: v for k, v in services.items() if k != "payload_storage"}
+    plugin = AdkPlugin(
+        AdkActivities(**stores), passthrough_modules=["examples.w1"], payload_storage=services.get("payload_storage")
+    )
     plugin.workflow_runner = UnsandboxedWorkflowRunner()
     config = client.config()
     config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
