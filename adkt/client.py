@@ -166,6 +166,8 @@ class AdkClient:
         refuses the message, WorkflowTaskFailedError when the workflow cannot make progress.
         """
         send = self._message(app, user_id, session_id, message, state_delta, max_llm_calls, message_id)
+        if initial_state:
+            _check_state(initial_state, "initial_state")
         handle = self._handle(app, user_id, session_id)
         result = await self._retrying(
             lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, initial_state),
@@ -248,8 +250,7 @@ class AdkClient:
         if not isinstance(content, Content):
             raise InvalidInputError(f"message is a {type(message).__name__}; send a str or an adk_core Content")
         if state_delta:
-            validate_state_delta(state_delta)
-            storable_json(state_delta, "state_delta")  # the session store's own rule: no NaN, no NUL
+            _check_state(state_delta, "state_delta")
         return SendMessage(
             message=content, state_delta=state_delta, max_llm_calls=max_llm_calls,
             message_id=message_id or uuid.uuid4().hex,
@@ -363,6 +364,12 @@ class AdkClient:
             id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
             task_queue=self.task_queue,
         )
+
+
+def _check_state(state: dict[str, Any], what: str) -> None:
+    """The session store's own rules, before anything is sent: key names, JSON values, no NaN, no NUL."""
+    validate_state_delta(state)
+    storable_json(state, what)
 
 
 def _update_limit(error: RPCError) -> bool:

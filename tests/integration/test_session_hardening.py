@@ -12,7 +12,7 @@ from temporalio.client import WorkflowFailureError
 
 from activities import register_app
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.errors import InvalidInputError
+from adk_core.errors import InvalidInputError, StateKeyError
 from adk_core.models import function_call_response, text_response
 from adkt.client import TurnFailedError, WorkflowTaskFailedError
 from tests.integration.conftest import DurableStack
@@ -92,6 +92,9 @@ async def test_bad_ids_are_refused_at_the_client_before_any_workflow_starts(dura
     for user, session in [(" carol", "s"), ("carol", ""), ("carol", "nul\x00"), ("carol", "s ")]:
         with pytest.raises(InvalidInputError):
             await durable_stack.client.send(app.name, user, session, "hi")
+    for initial_state in [{"": 1}, {"a/b": 1}, {"k": "nul\x00"}, {"k": float("nan")}]:
+        with pytest.raises((InvalidInputError, StateKeyError)):
+            await durable_stack.client.send(app.name, "carol", "s", "hi", initial_state=initial_state)
     assert seen == []
 
 
