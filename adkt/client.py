@@ -168,15 +168,10 @@ class AdkClient:
         send = self._message(app, user_id, session_id, message, state_delta, max_llm_calls, message_id)
         if initial_state:
             _check_state(initial_state, "initial_state")
-        handle = self._handle(app, user_id, session_id)
-        result = await self._retrying(
-            lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, initial_state),
-            handle,
-            busy=lambda: self._signal("queue_message", send, app, user_id, session_id, initial_state),
+        return await self._deliver(
+            SessionWorkflow.send_message, "queue_message", send, send.message_id or "", app, user_id, session_id,
+            initial_state,
         )
-        if result is None:  # queued by signal
-            return await self._follow(handle, send.message_id or "")
-        return result
 
     async def stream(
         self, app: str, user_id: str, session_id: str, message: str | Content, *, poll_interval: float = 0.05,
@@ -227,15 +222,23 @@ class AdkClient:
         """Answer a pending request; the conversation continues and this returns the turn's events."""
         validate_session_key(app, user_id, session_id)
         answer = Reply(call_id=call_id, response=response, reply_id=reply_id or uuid.uuid4().hex)
+        return await self._deliver(
+            SessionWorkflow.reply, "queue_reply", answer, answer.reply_id or "", app, user_id, session_id, None
+        )
+
+    async def _deliver(
+        self, update: Any, signal: str, arg: SendMessage | Reply, key: str, app: str, user_id: str, session_id: str,
+        initial_state: dict[str, Any] | None,
+    ) -> TurnResult:
+        """Send ``arg`` by update and wait for its turn; when the conversation has as many in-flight
+        updates as Temporal allows, queue it by ``signal`` and follow the turn by its idempotency key."""
         handle = self._handle(app, user_id, session_id)
         result = await self._retrying(
-            lambda: self._update(SessionWorkflow.reply, answer, app, user_id, session_id, None),
+            lambda: self._update(update, arg, app, user_id, session_id, initial_state),
             handle,
-            busy=lambda: self._signal("queue_reply", answer, app, user_id, session_id, None),
+            busy=lambda: self._signal(signal, arg, app, user_id, session_id, initial_state),
         )
-        if result is None:  # queued by signal
-            return await self._follow(handle, answer.reply_id or "")
-        return result
+        return result if result is not None else await self._follow(handle, key)
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
         """What the conversation waits for (tool confirmations, long-running tools)."""

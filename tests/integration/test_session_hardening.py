@@ -70,6 +70,10 @@ async def test_a_hundred_concurrent_messages_are_all_answered_once_in_queue_orde
     invocations = [e.invocation_id for e in stored.events]
     assert all(invocations[i] == invocations[i + 1] for i in range(0, 200, 2))
     assert seen[-1] == user_texts
+    # Past Temporal's ten in-flight updates, messages were queued by signal rather than refused.
+    history = await client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1")).fetch_history()
+    signals = [e for e in history.events if e.HasField("workflow_execution_signaled_event_attributes")]
+    assert signals, "expected some messages to arrive by the queue_message signal"
 
 
 async def test_a_repeated_message_id_returns_the_first_result(durable_stack: DurableStack) -> None:
