@@ -331,7 +331,9 @@ class AdkClient:
             try:
                 return await _watching_task_failures(call(), self.client, handle.id)
             except (RPCError, RPCTimeoutOrCancelledError) as e:
-                if isinstance(e, RPCError) and e.status == RPCStatusCode.RESOURCE_EXHAUSTED and _update_limit(e):
+                # Mostly the workflow's limit of ten in-flight updates (or a rate limit: queueing by
+                # signal, itself retried, is right for that too).
+                if isinstance(e, RPCError) and e.status == RPCStatusCode.RESOURCE_EXHAUSTED:
                     await self._retry_transport(busy, deadline)
                     return None
                 if isinstance(e, RPCError) and e.status not in _TRANSIENT:
@@ -373,11 +375,6 @@ def _check_state(state: dict[str, Any], what: str) -> None:
     """The session store's own rules, before anything is sent: key names, JSON values, no NaN, no NUL."""
     validate_state_delta(state)
     storable_json(state, what)
-
-
-def _update_limit(error: RPCError) -> bool:
-    """Whether Temporal refused the update because the workflow has too many in flight."""
-    return "in-flight updates" in str(error) or "in-flight updates" in repr(error.raw_grpc_status)
 
 
 def _update_error(error: WorkflowUpdateFailedError) -> AdkError:

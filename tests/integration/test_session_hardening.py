@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from temporalio.client import WorkflowFailureError
+from temporalio.common import WorkflowIDConflictPolicy
 
 from activities import register_app
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
@@ -16,7 +17,8 @@ from adk_core.errors import InvalidInputError, StateKeyError
 from adk_core.models import function_call_response, text_response
 from adkt.client import TurnFailedError, WorkflowTaskFailedError
 from tests.integration.conftest import DurableStack
-from workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
+from workflows import SendMessage, SessionWorkflow, SessionWorkflowInput, session_workflow_id
+from workflows.contracts import TurnQuery, TurnStatus
 
 pytestmark = pytest.mark.integration
 
@@ -70,10 +72,30 @@ async def test_a_hundred_concurrent_messages_are_all_answered_once_in_queue_orde
     invocations = [e.invocation_id for e in stored.events]
     assert all(invocations[i] == invocations[i + 1] for i in range(0, 200, 2))
     assert seen[-1] == user_texts
-    # Past Temporal's ten in-flight updates, messages were queued by signal rather than refused.
-    history = await client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1")).fetch_history()
-    signals = [e for e in history.events if e.HasField("workflow_execution_signaled_event_attributes")]
-    assert signals, "expected some messages to arrive by the queue_message signal"
+
+
+async def test_messages_queued_by_signal_are_answered_in_order_and_followed_by_query(durable_stack: DurableStack) -> None:
+    """The signal path (what AdkClient uses once Temporal refuses more in-flight updates, and what a
+    plain Temporal client can use): messages queue durably, run in order, and the ``turn`` query
+    tells each sender its result."""
+    app, seen = _echo_app("signals")
+    client = durable_stack.client
+    ids = [f"sig-{i}" for i in range(20)]
+    for i, message_id in enumerate(ids):
+        await client.client.start_workflow(
+            SessionWorkflow.run, SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1"),
+            id=session_workflow_id(app.name, "u1", "s1"), task_queue=durable_stack.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, start_signal="queue_message",
+            start_signal_args=[SendMessage(message=f"message {i}", message_id=message_id)],
+        )
+    last = await client.send(app.name, "u1", "s1", "message 20")
+    assert last.final_text == "heard message 20; history 21"  # after every queued one
+    handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+    for i, message_id in enumerate(ids):
+        status = await handle.query(SessionWorkflow.turn, TurnQuery(message_id=message_id), result_type=TurnStatus)
+        assert status.state == "done" and status.result is not None
+        assert status.result.final_text == f"heard message {i}; history {i + 1}"
+    assert [texts[-1] for texts in seen] == [f"message {i}" for i in range(21)]
 
 
 async def test_a_repeated_message_id_returns_the_first_result(durable_stack: DurableStack) -> None:
