@@ -11,7 +11,9 @@
     ├── ToolError                   a tool (or a toolset) failed in a way the model cannot be told about
     ├── LlmCallsLimitExceededError  RunConfig.max_llm_calls was reached
     ├── OutputValidationError       a response did not match the agent's output_schema
-    └── RemoteError                 an error raised elsewhere (an activity), carried back as data
+    ├── RemoteError                 an error raised elsewhere (an activity), carried back as data
+    ├── EvalToolError               an eval called a tool that has no mock and was not passed through
+    └── EvalUserAgentError          an eval's tool yielded, but no user agent answers that tool
 """
 
 from __future__ import annotations
@@ -89,6 +91,16 @@ class LlmCallsLimitExceededError(AdkError):
 
 class OutputValidationError(AdkError, ValueError):
     """A model response did not validate against the agent's output_schema."""
+
+
+class EvalToolError(AdkError):
+    """An eval case's system called a tool that is neither mocked nor passed through
+    (``EvalCase.tool_mocks``); nothing ran. The message says how to add either."""
+
+
+class EvalUserAgentError(AdkError):
+    """An eval case's system yielded on a tool (a long-running or confirmation call) that no
+    user agent answers (``UserAgents.tools``). The message says how to add one."""
 
 
 class RemoteError(AdkError):

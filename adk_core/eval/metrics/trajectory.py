@@ -1,0 +1,151 @@
+"""tool_trajectory: compare the tools the system called with the expected ones.
+
+Match types (google-adk's, and the usual ones):
+    exact       the same calls, in the same order, nothing else
+    in_order    the expected calls appear in this order; other calls may come between
+    any_order   every expected call appears (each actual call counts once); order and extras ignored
+
+With ``compare_args`` a call matches only with equal arguments; without, names alone. Expected calls
+are ``"name"`` (name only, always), ``("name", {args})``, ``{"name": ..., "args": {...}}`` or a
+FunctionCall. ``per_turn`` compares each system turn with its own list (google-adk eval sets) and
+averages (google-adk's tool_trajectory_avg_score). The metric passes when the score reaches
+``threshold`` (default 1.0: every call, every turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ...errors import ConfigurationError
+from ...types import REQUEST_CONFIRMATION_FUNCTION, FunctionCall
+from ..trace import Trace
+from .base import MetricContext, MetricResult
+
+MatchType = Literal["exact", "in_order", "any_order"]
+_MATCHES = ("exact", "in_order", "any_order")
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    name: str
+    args: Mapping[str, Any] | None = None
+    """None: any arguments."""
+
+    def matches(self, call: FunctionCall, compare_args: bool) -> bool:
+        if call.name != self.name:
+            return False
+        return not compare_args or self.args is None or dict(call.args) == dict(self.args)
+
+    def __str__(self) -> str:
+        return self.name if self.args is None else f"{self.name}({dict(self.args)})"
+
+
+def expected_call(spec: Any) -> ExpectedCall:
+    if isinstance(spec, ExpectedCall):
+        return spec
+    if isinstance(spec, str):
+        return ExpectedCall(spec)
+    if isinstance(spec, FunctionCall):
+        return ExpectedCall(spec.name, dict(spec.args))
+    if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
+        return ExpectedCall(spec["name"], spec.get("args"))
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+        return ExpectedCall(spec[0], spec[1])
+    raise ConfigurationError(
+        f"expected tool call {spec!r}: give 'name', ('name', {{args}}), {{'name': ..., 'args': {{...}}}} or a FunctionCall"
+    )
+
+
+def match_score(actual: Sequence[FunctionCall], expected: Sequence[ExpectedCall], match: MatchType, compare_args: bool) -> float:
+    """1.0 for a full match. exact: 1 or 0; in_order / any_order: the share of expected calls found."""
+    if match == "exact":
+        return float(len(actual) == len(expected) and all(e.matches(a, compare_args) for a, e in zip(actual, expected, strict=False)))
+    if not expected:
+        return 1.0
+    found = 0
+    if match == "in_order":
+        position = 0
+        for e in expected:
+            while position < len(actual) and not e.matches(actual[position], compare_args):
+                position += 1
+            if position < len(actual):
+                found += 1
+                position += 1
+    else:
+        unused = list(actual)
+        for e in expected:
+            hit = next((i for i, a in enumerate(unused) if e.matches(a, compare_args)), None)
+            if hit is not None:
+                found += 1
+                unused.pop(hit)
+    return found / len(expected)
+
+
+@dataclass(frozen=True)
+class ToolTrajectory:
+    name: str
+    expected: tuple[ExpectedCall, ...] | None
+    per_turn: tuple[tuple[ExpectedCall, ...], ...] | None
+    match: MatchType
+    compare_args: bool
+    ignore: tuple[str, ...]
+    threshold: float = 1.0
+
+    async def evaluate(self, trace: Trace, ctx: MetricContext) -> MetricResult:
+        if self.per_turn is None:
+            actual = trace.tool_calls(ignore=self.ignore)
+            score = match_score(actual, self.expected or (), self.match, self.compare_args)
+            return MetricResult(passed=score >= self.threshold, score=score, value=[c.name for c in actual],
+                                evidence=[_describe(actual, self.expected or ())])
+        turns = trace.turns()
+        scores, evidence = [], []
+        for i, expected in enumerate(self.per_turn):
+            actual = Trace(turns[i]).tool_calls(ignore=self.ignore) if i < len(turns) else []
+            scores.append(match_score(actual, expected, self.match, self.compare_args))
+            evidence.append(f"turn {i + 1}: " + _describe(actual, expected))
+        score = sum(scores) / len(scores) if scores else 1.0
+        return MetricResult(passed=score >= self.threshold, score=score, value=scores, evidence=evidence)
+
+
+def _describe(actual: Sequence[FunctionCall], expected: Sequence[ExpectedCall]) -> str:
+    got = ", ".join(f"{c.name}({dict(c.args)})" for c in actual) or "no calls"
+    want = ", ".join(str(e) for e in expected) or "no calls"
+    return f"expected [{want}], got [{got}]"
+
+
+def tool_trajectory(
+    expected: Sequence[Any] | None = None,
+    *,
+    per_turn: Sequence[Sequence[Any]] | None = None,
+    match: MatchType = "exact",
+    compare_args: bool = True,
+    name: str = "tool_trajectory",
+    ignore: Sequence[str] = (REQUEST_CONFIRMATION_FUNCTION,),
+    threshold: float = 1.0,
+) -> ToolTrajectory:
+    """Pass when the system's tool calls match ``expected`` (the whole run) or ``per_turn`` (each system turn).
+
+    Args:
+        expected: the expected calls over the whole run.
+        per_turn: one list of expected calls per system turn, instead of ``expected``.
+        match: ``exact`` (default), ``in_order`` or ``any_order``.
+        compare_args: compare arguments too (default), or names only.
+        name: the metric's name.
+        ignore: tool names left out of the actual calls (confirmation requests by default).
+        threshold: the lowest passing score (per_turn: the mean over turns).
+    """
+    if (expected is None) == (per_turn is None):
+        raise ConfigurationError("tool_trajectory: give expected=[...] or per_turn=[[...], ...], exactly one")
+    if match not in _MATCHES:
+        raise ConfigurationError(f"tool_trajectory: match must be one of {_MATCHES}, not {match!r}")
+    return ToolTrajectory(
+        name=name,
+        expected=tuple(expected_call(s) for s in expected) if expected is not None else None,
+        per_turn=tuple(tuple(expected_call(s) for s in turn) for turn in per_turn) if per_turn is not None else None,
+        match=match,
+        compare_args=compare_args,
+        ignore=tuple(ignore),
+        threshold=threshold,
+    )
