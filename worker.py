@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
@@ -122,6 +123,11 @@ def build_worker(
     config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
     config["data_converter"] = with_payload_storage(adk_data_converter, payload_storage)
     client = Client(**config)
+    # A conversation's next task waits this long on the sticky queue of the worker that ran the
+    # last one before any worker may take it: 10 s by default, which a dead worker adds to every
+    # recovery. Caching still serves the common case; a busy live worker losing one task to a peer
+    # costs a replay of a bounded run (SessionWorkflowInput.max_history_events).
+    worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
     return Worker(client, task_queue=task_queue, plugins=[plugin], **worker_options)
 
 

@@ -336,9 +336,15 @@ class AdkClient:
                 if isinstance(e, RPCError) and e.status == RPCStatusCode.RESOURCE_EXHAUSTED:
                     await self._retry_transport(busy, deadline)
                     return None
-                if isinstance(e, RPCError) and e.status not in _TRANSIENT:
+                stuck = isinstance(e, RPCError) and "Workflow Task in failed state" in str(e)
+                if isinstance(e, RPCError) and e.status not in _TRANSIENT and not stuck:
                     raise
                 if time.monotonic() > deadline:
+                    if stuck:
+                        reason = await workflow_task_failure(self.client, handle.id) or str(e)
+                        raise WorkflowTaskFailedError(
+                            f"workflow {handle.id!r} cannot make progress: {reason}. See the worker's log."
+                        ) from None
                     raise
             attempt += 1
             await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
@@ -407,21 +413,26 @@ async def _watching_task_failures(call: Awaitable[T], client: Client, workflow_i
 
 
 async def workflow_task_failure(client: Client, workflow_id: str) -> str | None:
-    """The latest workflow task failure's message if the workflow's task has failed again and
-    again (Temporal retries it without end), else None."""
+    """The worker's error if the workflow's latest workflow task failed (Temporal retries a failed
+    task without end), else None. A task that timed out (its worker died) is not a failure: the
+    next worker takes it over."""
+    request = GetWorkflowExecutionHistoryReverseRequest(
+        namespace=client.namespace, execution={"workflow_id": workflow_id}, maximum_page_size=100
+    )
     try:
-        description = await client.get_workflow_handle(workflow_id).describe()
+        history = await client.workflow_service.get_workflow_execution_history_reverse(request)
     except RPCError:
         return None
-    pending = description.raw_description.pending_workflow_task
-    if not pending or pending.attempt < 2:
-        return None
-    request = GetWorkflowExecutionHistoryReverseRequest(
-        namespace=client.namespace, execution={"workflow_id": workflow_id}, maximum_page_size=50
-    )
-    history = await client.workflow_service.get_workflow_execution_history_reverse(request)
     for event in history.history.events:
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
             failure = event.workflow_task_failed_event_attributes.failure
             return failure.message or "unknown failure"
-    return f"the workflow task is on attempt {pending.attempt}"
+        if event.event_type in _TASK_ENDS:
+            return None
+    return None
+
+
+_TASK_ENDS = {
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+}

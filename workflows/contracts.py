@@ -89,6 +89,11 @@ class SessionWorkflowInput(BaseModel):
     max_turns_per_run: int | None = None
     """Continue-as-new after this many turns in one run, besides whenever Temporal suggests it
     (bounds history size by turns; small values make continue-as-new cheap to test)."""
+    max_history_events: int = 1000
+    """Continue-as-new (between turns) once the run's history has this many events. A worker that
+    takes over a conversation replays its run from the start; unbounded, a run of a few thousand
+    events took longer than the 10 s workflow task timeout to replay on a loaded worker, so the
+    task timed out again and again and the conversation stopped (chaos bench)."""
     carried: CarriedTurns | None = None
     """What a run hands to the next one at continue-as-new: recent turns, so a repeated message
     id still returns its first result and clients following a queued turn still find it."""

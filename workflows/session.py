@@ -99,8 +99,13 @@ class SessionWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
 
     def _should_continue_as_new(self) -> bool:
+        info = workflow.info()
         limit = self._input.max_turns_per_run
-        return workflow.info().is_continue_as_new_suggested() or (limit is not None and self._turns >= limit)
+        return (
+            info.is_continue_as_new_suggested()
+            or info.get_current_history_length() >= self._input.max_history_events
+            or (limit is not None and self._turns >= limit)
+        )
 
     async def _run_turn(self, invoker: DurableInvoker, message: SendMessage) -> None:
         message_id = message.message_id or ""
