@@ -39,7 +39,7 @@ from ..agents.base import BaseAgent
 from ..agents.context import ReadonlyContext, ToolContext
 from ..agents.llm_agent import LlmAgent
 from ..app import App
-from ..errors import EvalToolError
+from ..errors import EvalToolError, RemoteError
 from ..models.base import FunctionDeclaration, LlmRequest
 from ..plugins.base import BasePlugin
 from ..tools.agent_tool import AgentTool
@@ -196,9 +196,22 @@ class InterceptionPlugin(BasePlugin):
             if tool.decision == "refuse":
                 raise self.rule.refusal(tool.tool, tool_args)
             return None
-        if isinstance(tool, _FRAMEWORK_TOOLS | AgentTool):
+        if isinstance(tool, (*_FRAMEWORK_TOOLS, AgentTool)):
             return None
         raise self.rule.refusal(tool, tool_args)  # a tool that escaped wrapping: refuse, never run it
+
+    async def on_tool_error_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, error: Exception
+    ) -> dict[str, Any] | None:
+        # A refusal raised below a tool (inside an AgentTool's agent, or by an InterceptedTool run
+        # without this plugin in front) would otherwise reach the model as a tool error and the run
+        # would go on; it must stop the run like a refusal raised here. From an activity it comes
+        # back as a RemoteError carrying the type name.
+        if isinstance(error, EvalToolError):
+            raise error
+        if isinstance(error, RemoteError) and error.error_type == EvalToolError.__name__:
+            raise EvalToolError(str(error)) from error
+        return None
 
 
 def wrap_tool(tool: BaseTool | Toolset, rule: Interception) -> Any:
