@@ -15,8 +15,8 @@ thresholds of a ``test_config.json`` beside the file (google-adk's criteria keys
 ``tool_trajectory_avg_score`` and ``response_match_score``), else google-adk's defaults 1.0 / 0.8.
 
 Tools stay safe by default: give ``tool_mocks`` (``passthrough(...)`` for real tools). A tool with
-responses recorded in the file (``tool_responses``) and no mock replays them: the recorded response
-to a call with the same arguments, else the first recorded for that tool.
+responses recorded anywhere in the file (``tool_responses``) and no mock replays them: the recorded
+response to a call with the same arguments, else the first recorded for that tool.
 """
 
 from __future__ import annotations
@@ -77,15 +77,16 @@ def load_adk_eval_set(
         raise ConfigurationError(f"{path}: not a google-adk eval set (expected an object with eval_cases, or a list)")
     if not raw_cases:
         raise ConfigurationError(f"{path}: the eval set has no eval cases")
-    return [
-        _case(raw, set_id, app_or_agent, criteria, dict(tool_mocks or {}), replay_recorded_tools, trials, user_simulator_model)
-        for raw in raw_cases
-    ]
+    mocks = dict(tool_mocks or {})
+    if replay_recorded_tools:
+        turns = [t for raw in raw_cases for t in _get(raw, "conversation") or []]
+        mocks = {**_recorded_mocks(turns), **mocks}
+    return [_case(raw, set_id, app_or_agent, criteria, mocks, trials, user_simulator_model) for raw in raw_cases]
 
 
 def _case(
     raw: Mapping[str, Any], set_id: str, system: App | BaseAgent, criteria: Mapping[str, Any], tool_mocks: dict[str, Any],
-    replay: bool, trials: int, simulator_model: str | Model | None,
+    trials: int, simulator_model: str | Model | None,
 ) -> EvalCase:
     name = f"{set_id}/{_get(raw, 'eval_id')}"
     session_input = _get(raw, "session_input") or {}
@@ -107,8 +108,6 @@ def _case(
     if not turns:
         raise ConfigurationError(f"eval case {name!r} has neither a conversation nor a conversation_scenario")
     users = [_text(_get(t, "user_content")) for t in turns]
-    if replay:
-        tool_mocks = {**_recorded_mocks(turns), **tool_mocks}
     metrics: list[Metric] = []
     trajectory = criteria.get("tool_trajectory_avg_score")
     if trajectory is not None:

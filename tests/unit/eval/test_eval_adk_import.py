@@ -1,0 +1,98 @@
+"""google-adk eval sets (data/weather.evalset.json, data/legacy/home.test.json, written in google-adk's
+formats) imported as EvalCases and run with tool_trajectory and response_match."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_fixtures import agent, function_responses, user_texts
+
+from adk_core import LlmRequest, ScriptedModel, ToolContext
+from adk_core.errors import ConfigurationError
+from adk_core.eval import END_CONVERSATION, load_adk_eval_set, passthrough, run_eval_suite
+from adk_core.models import function_call_response, text_response
+
+DATA = Path(__file__).parent / "data"
+called: list[str] = []
+
+
+def get_weather(city: str, tool_context: ToolContext) -> dict:
+    """Current weather for a city (a real API in production)."""
+    called.append(city)
+    return {"city": city, "sky": "sunny" if city == "Paris" else "rainy", "celsius": 21 if city == "Paris" else 14}
+
+
+def weather_script(request: LlmRequest) -> Any:
+    said = user_texts(request)[-1]
+    if request.contents[-1].function_responses():
+        w = function_responses(request)[-1][1]
+        return text_response(f"It is {w['sky']} in {w['city']}, {w['celsius']} degrees.")
+    city = next((c for c in ("Paris", "Rome") if c.lower() in said.lower()), None)
+    if city is None:
+        return text_response("Hello! Ask me about the weather in any city.")
+    return function_call_response("get_weather", {"city": city})
+
+
+def weather_agent() -> Any:
+    return agent(weather_script, name="weather_agent", tools=[get_weather])
+
+
+def _simulator(request: LlmRequest) -> str:
+    return "What is the weather in Paris?" if len(user_texts(request)) < 2 else END_CONVERSATION
+
+
+async def test_an_evalset_file_is_imported_and_passes_with_recorded_tool_responses() -> None:
+    called.clear()
+    cases = load_adk_eval_set(DATA / "weather.evalset.json", weather_agent(),
+                              user_simulator_model=ScriptedModel(_simulator))
+    assert [c.name for c in cases] == ["weather_set/paris_then_rome", "weather_set/greeting", "weather_set/planned_trip"]
+    first = cases[0]
+    assert first.first_message == "What is the weather in Paris?"
+    assert first.initial_state == {"user": {"units": "celsius"}}
+    assert [m.name for m in first.metrics] == ["tool_trajectory_avg_score", "response_match_score"]
+    result = await run_eval_suite(cases)
+    assert result.passed, [(r.name, r.status, r.error, r.metrics) for r in result.results]
+    assert called == []  # get_weather replayed the recorded responses; the real tool never ran
+    paris = result.results[0]
+    assert paris.turns == 2 and paris.metrics["tool_trajectory_avg_score"].value == [1.0, 1.0]
+    assert paris.metrics["response_match_score"].score == 1.0
+    trip = result.results[2]
+    assert [e.text for e in trip.events if e.author == "user"] == ["I am planning a trip.", "What is the weather in Paris?"]
+
+
+async def test_a_wrong_trajectory_or_answer_fails_the_imported_case() -> None:
+    def wrong(request: LlmRequest) -> Any:
+        if request.contents[-1].function_responses():
+            return text_response("No idea, sorry.")
+        return function_call_response("get_weather", {"city": "Oslo"})
+
+    (case, *_) = load_adk_eval_set(DATA / "weather.evalset.json", agent(wrong, name="weather_agent", tools=[get_weather]),
+                                   user_simulator_model=ScriptedModel(_simulator), tool_mocks=passthrough(get_weather))
+    result = (await run_eval_suite([case])).results[0]
+    assert result.status == "failed"
+    assert result.metrics["tool_trajectory_avg_score"].score == 0.0
+    assert not result.metrics["response_match_score"].passed
+
+
+async def test_the_older_list_format_with_its_test_config() -> None:
+    called.clear()
+    (case,) = load_adk_eval_set(DATA / "legacy" / "home.test.json", weather_agent(), tool_mocks=passthrough(get_weather))
+    trajectory, response = case.metrics
+    assert trajectory.match == "in_order" and response.threshold == 0.5  # type: ignore[attr-defined]
+    result = (await run_eval_suite([case])).results[0]
+    assert result.status == "passed", (result.error, result.metrics)
+    assert called == ["Paris"]  # passed through: the real tool ran
+
+
+def test_a_scenario_needs_a_model_and_bad_files_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="user_simulator_model"):
+        load_adk_eval_set(DATA / "weather.evalset.json", weather_agent())
+    bad = tmp_path / "empty.evalset.json"
+    bad.write_text('{"eval_set_id": "x", "eval_cases": []}')
+    with pytest.raises(ConfigurationError, match="no eval cases"):
+        load_adk_eval_set(bad, weather_agent())
+    assert re.fullmatch(r"weather_set/\w+", load_adk_eval_set(
+        DATA / "weather.evalset.json", weather_agent(), user_simulator_model="gpt-4o")[0].name)
