@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..agents.base import BaseAgent
-from ..errors import EvalUserAgentError
+from ..errors import EvalUserAgentError, RemoteError
 from ..flow.functions import unanswered_long_running_calls
 from ..sessions import Session
 from ..types import Content, Event, FunctionCall, Part
@@ -49,7 +49,16 @@ class _Stop(Exception):
 class _Failed(Exception):
     def __init__(self, phase: str, error: BaseException, prefix: str = "") -> None:
         super().__init__(str(error))
-        self.error = EvalError(phase=phase, message=prefix + str(error), error_type=type(error).__name__)  # type: ignore[arg-type]
+        self.error = EvalError(phase=phase, message=prefix + str(error), error_type=error_type_of(error))  # type: ignore[arg-type]
+
+
+def error_type_of(error: BaseException) -> str:
+    """The error's own type name, also when it crossed a process boundary: a RemoteError's
+    ``error_type``, or the ``type`` a Temporal ApplicationError carries (a durable host may raise one)."""
+    if isinstance(error, RemoteError):
+        return error.error_type
+    carried = getattr(error, "type", None)
+    return carried if isinstance(carried, str) and carried else type(error).__name__
 
 
 async def drive_case(case: EvalCase, host: CaseHost, *, trial: int = 0) -> EvalResult:

@@ -190,3 +190,21 @@ def test_the_apps_a_worker_registers_find_every_agent_by_name() -> None:
     assert apps.judges.find_agent("judge_polite") is not None
     tool = apps.system.find_agent("system").tools[0]  # type: ignore[union-attr]
     assert type(tool).__name__ == "InterceptedTool" and tool.decision == "passthrough"
+
+
+class CarriedError(Exception):
+    """Like Temporal's ApplicationError: the original type travels as ``type``."""
+
+    def __init__(self, message: str, type: str) -> None:
+        super().__init__(message)
+        self.type = type
+
+
+async def test_an_error_that_crossed_a_boundary_keeps_its_type_name() -> None:
+    class DurableLikeHost(LocalCaseHost):
+        async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Any]:
+            raise CarriedError("Tool 'x' was called during eval but no mock was provided.", type="EvalToolError")
+
+    case = _case("carried")
+    result = await drive_case(case, DurableLikeHost(case))
+    assert result.error is not None and (result.error.phase, result.error.error_type) == ("system", "EvalToolError")
