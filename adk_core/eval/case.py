@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.base import BaseAgent
@@ -29,10 +29,10 @@ class EvalCase:
     """A complete evaluation scenario: what runs, what it may touch, who plays the user, when it
     stops and how it is scored.
 
-    Args:
+    Args (in this order; usually given by keyword):
         name: unique within a suite; names the case's apps and results (an id: no control characters).
-        app_or_agent: the system under test (an App, its plugins kept, or a root agent).
         description: what the case checks.
+        app_or_agent: the system under test (an App, its plugins kept, or a root agent); required.
         tool_mocks: tool name -> ToolMock (replace) or the real tool/function (run it). Every other
             tool raises EvalToolError when called; unmocked long-running tools are tool yields.
         user_agents: who answers loop yields and tool yields.
@@ -49,9 +49,8 @@ class EvalCase:
     """
 
     name: str
-    _: KW_ONLY
-    app_or_agent: App | BaseAgent
     description: str = ""
+    app_or_agent: App | BaseAgent | None = None
     tool_mocks: ToolMocks = field(default_factory=dict)
     user_agents: UserAgents = field(default_factory=UserAgents)
     bridge: Bridge = field(default_factory=Bridge)
@@ -64,7 +63,9 @@ class EvalCase:
     def __post_init__(self) -> None:
         validate_id("eval case name", self.name)
         if not isinstance(self.app_or_agent, App | BaseAgent):
-            raise ConfigurationError(f"EvalCase {self.name!r}: app_or_agent must be an App or an agent")
+            raise ConfigurationError(
+                f"EvalCase {self.name!r}: app_or_agent= is required: the system under test, an App or a root agent"
+            )
         if self.trials < 1:
             raise ConfigurationError(f"EvalCase {self.name!r}: trials must be >= 1, not {self.trials}")
         if self.first_message is None and self.user_agents.loop is None:
@@ -82,6 +83,7 @@ class EvalCase:
         """The system under test as an App (a bare agent gets an app named after it)."""
         if isinstance(self.app_or_agent, App):
             return self.app_or_agent
+        assert self.app_or_agent is not None  # checked in __post_init__
         return App(name=self.app_or_agent.name, root_agent=self.app_or_agent)
 
     def initial_state_flat(self) -> dict[str, Any]:

@@ -21,7 +21,6 @@ def check_suite(cases: Sequence[EvalCase]) -> None:
 
 async def run_eval_suite(
     cases: Sequence[EvalCase],
-    *,
     parallel: bool = True,
     max_concurrency: int | None = None,
     stop_on_first_failure: bool = False,

@@ -30,6 +30,12 @@ class MetricResult(BaseModel):
     value: Any = None
     evidence: list[str] = Field(default_factory=list)
 
+    def __init__(
+        self, passed: bool, score: float | None = None, value: Any = None, evidence: list[str] | None = None, **data: Any
+    ) -> None:
+        # Positional like the seed's shape (MetricResult(True, 0.9)); pydantic models are keyword-only.
+        super().__init__(passed=passed, score=score, value=value, evidence=evidence or [], **data)
+
 
 JudgeRun = Callable[[LlmAgent, Content], Awaitable[list[Event]]]
 """Runs a judge agent on one message in a scratch session and returns its events (through the

@@ -208,3 +208,20 @@ async def test_an_error_that_crossed_a_boundary_keeps_its_type_name() -> None:
     case = _case("carried")
     result = await drive_case(case, DurableLikeHost(case))
     assert result.error is not None and (result.error.phase, result.error.error_type) == ("system", "EvalToolError")
+
+
+async def test_the_api_takes_the_issues_positional_order_too() -> None:
+    from adk_core.eval import Bridge, MetricResult
+
+    system = agent(lambda r: text_response("hi"))
+    case = EvalCase("positional", "all positional", system, {}, UserAgents(), Bridge(), {"session": {"k": 1}}, "x",
+                    TerminateWhen(3), [metric("m", lambda t: MetricResult(True, 0.5, t.state["k"], ["ok"]))], 2)
+    result = await run_eval(case)
+    assert result.passed and len(result.trials) == 2 and result.metrics["m"] == MetricResult(True, 0.5, 1, ["ok"])
+    assert MetricResult.model_validate_json(result.metrics["m"].model_dump_json()) == result.metrics["m"]
+    try:
+        EvalCase("no-system", first_message="x")
+    except Exception as e:  # noqa: BLE001
+        assert "app_or_agent= is required" in str(e)
+    else:
+        raise AssertionError("a case without a system must be refused")
