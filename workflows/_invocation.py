@@ -103,6 +103,13 @@ class DurableInvoker:
         except Exception as reload_error:  # noqa: BLE001
             workflow.logger.warning("could not store the error event of a failed turn: %s", reload_error)
 
+    async def stored_events_of(self, invocation_id: str, *, look_back: int) -> list[Event]:
+        """The events one invocation made, as its turn returned them (the user's message is not
+        among them), read from the session's last ``look_back`` stored events."""
+        return [
+            e for e in await self.sessions.read_recent(look_back) if e.invocation_id == invocation_id and e.author != "user"
+        ]
+
     def trim(self, keep: int = 200) -> None:
         """Older events stay in the store (and reach models by reference); keep workflow memory bounded."""
         events = self.session.events if self.session is not None else []

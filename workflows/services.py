@@ -101,6 +101,10 @@ class DurableSessionService(SessionService):
         self.stored_through = events[-1].id if events else result.unloaded_through
         return result
 
+    async def read_recent(self, count: int) -> list[Event]:
+        """The session's last ``count`` stored events, leaving the workflow's copy as it is."""
+        return (await self._read(False, None, count, False)).session.events
+
     async def _read(
         self, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool
     ) -> c.LoadSessionResult:

@@ -47,6 +47,8 @@ KEEP_DONE_IDS = 2000
 """Message ids remembered (with their invocation id) for idempotency."""
 CARRY_OUTCOMES = 20
 """Finished turns handed in full to the next run at continue-as-new (the rest by id only)."""
+STORED_RESULT_LOOK_BACK = 1000
+"""How far back in the stored session a repeated message's events are looked for."""
 
 
 @workflow.defn(name="SessionWorkflow", failure_exception_types=[AdkError])
@@ -166,7 +168,15 @@ class SessionWorkflow:
     async def send_message(self, message: SendMessage) -> TurnResult:
         message_id = self._enqueue(message)
         await workflow.wait_condition(lambda: message_id in self._outcomes or message_id in self._done)
+        if message_id not in self._outcomes and self._invoker is not None:
+            # A repeat of a turn whose full result this run no longer holds: read it back.
+            return await self._stored_result(self._invoker, message_id)
         return self._result(message_id)
+
+    async def _stored_result(self, invoker: DurableInvoker, message_id: str) -> TurnResult:
+        invocation_id = self._done[message_id]
+        events = await invoker.stored_events_of(invocation_id, look_back=STORED_RESULT_LOOK_BACK)
+        return TurnResult(invocation_id=invocation_id, events=events, final_text=final_text(events), message_id=message_id)
 
     @workflow.signal
     def queue_message(self, message: SendMessage) -> None:

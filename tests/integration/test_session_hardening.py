@@ -183,3 +183,21 @@ async def test_a_workflow_task_that_keeps_failing_reaches_the_client_as_a_clear_
         await durable_stack.client.send(app.name, "u1", "s1", "hello")
     assert time.monotonic() - started < 30
     await durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1")).terminate("test done")
+
+
+async def test_a_repeated_message_id_after_continue_as_new_returns_the_stored_turn(durable_stack: DurableStack) -> None:
+    app, seen = _echo_app("repeat_can")
+    client = durable_stack.client
+    await client.client.start_workflow(
+        SessionWorkflow.run,
+        SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1", max_turns_per_run=3),
+        id=session_workflow_id(app.name, "u1", "s1"), task_queue=durable_stack.task_queue,
+    )
+    first = await client.send(app.name, "u1", "s1", "message 0", message_id="m-0")
+    for i in range(1, 25):  # eight continue-as-new: m-0 is no longer among the carried outcomes
+        await client.send(app.name, "u1", "s1", f"message {i}", message_id=f"m-{i}")
+    again = await client.send(app.name, "u1", "s1", "message 0", message_id="m-0")
+    assert len(seen) == 25  # no second turn
+    assert again.invocation_id == first.invocation_id
+    assert [e.id for e in again.events] == [e.id for e in first.events]
+    assert again.final_text == first.final_text == "heard message 0; history 1"
