@@ -118,3 +118,42 @@ payloads = sa.Table(
     sa.Column("size", sa.BigInteger, nullable=False),
     sa.Column("create_time", sa.Double, nullable=False),
 )
+
+# --- agent simulator (adk_core.simulator.sql) -------------------------------------------------------
+# The seed's promoted-field pattern: the full entity as JSONB, plus the columns queries filter,
+# join and order on. One simulator session per ADK session the plugin serves (unique key below).
+
+simulator_sessions = sa.Table(
+    "adk_simulator_sessions",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("status", sa.Text, nullable=False, server_default=sa.text("'active'")),
+    sa.Column("app_name", sa.Text, nullable=True),
+    sa.Column("user_id", sa.Text, nullable=True),
+    sa.Column("adk_session_id", sa.Text, nullable=True),
+    sa.Column("session", JSONB, nullable=False),
+    sa.UniqueConstraint("app_name", "user_id", "adk_session_id", name="adk_simulator_sessions_adk_key"),
+    sa.Index("adk_simulator_sessions_status_created", "status", "created_at"),
+)
+
+simulator_events = sa.Table(
+    "adk_simulator_events",
+    metadata,
+    sa.Column("event_id", sa.Text, primary_key=True),
+    sa.Column("session_id", sa.Text, nullable=False),
+    # Arrival order, for events with the same timestamp (parallel agents in one workflow task).
+    sa.Column("seq", sa.BigInteger, sa.Identity(), nullable=False),
+    sa.Column("timestamp", sa.Double, nullable=False),
+    sa.Column("turn_id", sa.Text, nullable=False),
+    sa.Column("agent_name", sa.Text, nullable=False),
+    sa.Column("payload_type", sa.Text, nullable=False),
+    sa.Column("event", JSONB, nullable=False),
+    sa.ForeignKeyConstraint(
+        ["session_id"], ["adk_simulator_sessions.id"], name="adk_simulator_events_session_fkey", ondelete="CASCADE"
+    ),
+    # One request and at most one response per turn, whatever writes them.
+    sa.UniqueConstraint("turn_id", "payload_type", name="adk_simulator_events_turn_payload"),
+    sa.Index("adk_simulator_events_session_time", "session_id", "timestamp", "seq"),
+    sa.Index("adk_simulator_events_turn", "turn_id"),
+)

@@ -1,0 +1,53 @@
+"""Errors of the simulator. Each names the rule that was broken and what to do instead.
+
+    AdkError
+    └── SimulatorError
+        ├── SimulatorNotFoundError      no simulator session (or turn) with that id          -> HTTP 404
+        ├── SimulatorInputError         a value breaks a rule of the entities                -> HTTP 422
+        │                               (a bad UUIDv4, an agent name, a payload that is not
+        │                               exactly one of request/response, no candidates, a
+        │                               function call that its tool's schema refuses)
+        └── SimulatorConflictError      the value is fine but the session's state refuses it -> HTTP 409
+            ├── SessionCompletedError   the session is completed; it takes nothing more
+            ├── NotHeadOfQueueError     only the oldest pending request may be answered
+            ├── TurnAlreadyAnsweredError a turn has at most one response
+            └── OutOfOrderError         events are ordered by time within a session
+"""
+
+from __future__ import annotations
+
+from adk_core.errors import AdkError
+
+
+class SimulatorError(AdkError):
+    """Root of the simulator's errors. ``http_status`` is what the web API answers with."""
+
+    http_status = 400
+
+
+class SimulatorNotFoundError(SimulatorError, LookupError):
+    http_status = 404
+
+
+class SimulatorInputError(SimulatorError, ValueError):
+    http_status = 422
+
+
+class SimulatorConflictError(SimulatorError):
+    http_status = 409
+
+
+class SessionCompletedError(SimulatorConflictError):
+    pass
+
+
+class NotHeadOfQueueError(SimulatorConflictError):
+    pass
+
+
+class TurnAlreadyAnsweredError(SimulatorConflictError):
+    pass
+
+
+class OutOfOrderError(SimulatorConflictError):
+    pass
