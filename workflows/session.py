@@ -27,7 +27,14 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.errors import AdkError
     from adk_core.types import Content, Event
 
-    from ._invocation import DurableInvoker, check_reply, pending_requests, reply_content, session_refusal
+    from ._invocation import (
+        DurableInvoker,
+        check_reply,
+        log_warning,
+        pending_requests,
+        reply_content,
+        session_refusal,
+    )
     from .contracts import (
         CarriedTurns,
         PendingRequest,
@@ -128,7 +135,7 @@ class SessionWorkflow:
             # invoke() stored an error event saying why; the sender gets the same reason.
             outcome.error_type = e.type if isinstance(e, ApplicationError) and e.type else type(e).__name__
             outcome.error_message = e.message if isinstance(e, ApplicationError) else str(e)
-            workflow.logger.warning("turn %s failed: %s: %s", message_id, outcome.error_type, outcome.error_message)
+            log_warning(f"turn {message_id} failed: {outcome.error_type}: {outcome.error_message}")
         finally:
             self._turns += 1
             self._running = None
