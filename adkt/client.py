@@ -1,9 +1,11 @@
 """AdkClient: send messages to durable agents, stream their events, answer what they wait for.
 
-Every send carries a message id (its idempotency key, also the Temporal update id). Transport
-errors (the Temporal service restarting, a dropped connection, the per-workflow limit on
-in-flight updates) are retried with the same id for up to ``retry_seconds``, so a retried send
-never runs a second turn and the caller gets the turn's result rather than a transport error.
+Every send carries a message id, its idempotency key, which the workflow deduplicates by.
+Transport errors (the Temporal service restarting, a dropped connection) are retried with the same
+message id for up to ``retry_seconds``, so a retried send never runs a second turn and the caller
+gets the turn's result rather than a transport error. When the conversation already has as many
+in-flight updates as Temporal allows, the message is queued by signal and its turn followed by
+query. See docs/durability.md.
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ from workflows.payload_storage import PostgresPayloadDriver
 
 T = TypeVar("T")
 
-# gRPC statuses that say "try again": the service is restarting or unreachable, the call timed
-# out, or the workflow already has as many in-flight updates as Temporal allows.
+# gRPC statuses that say "try again": the service is restarting or unreachable, or the call timed
+# out. (RESOURCE_EXHAUSTED on a send is answered by queueing it by signal instead.)
 _TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.RESOURCE_EXHAUSTED,
               RPCStatusCode.CANCELLED, RPCStatusCode.ABORTED, RPCStatusCode.UNKNOWN}
 TASK_FAILURE_CHECK_SECONDS = 5.0
