@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.types import Event
 
     from ._invocation import DurableInvoker, check_reply, pending_requests
+    from ._simulator import SUBMIT_DECISION, SimulatorDecision, SimulatorMailbox
     from .contracts import (
         AgentBranchInput,
         AgentBranchResult,
@@ -37,6 +38,7 @@ class AgentRunWorkflow:
     def __init__(self, input: AgentRunInput) -> None:
         self._events: list[Event] = []
         self._replies: dict[str, dict[str, Any]] = {}
+        self._simulator = SimulatorMailbox()
 
     @workflow.run
     async def run(self, input: AgentRunInput) -> AgentRunResult:
@@ -44,6 +46,7 @@ class AgentRunWorkflow:
         invoker = DurableInvoker(
             input.app_name, input.user_id, input.session_id, waiter=self._wait if input.wait_for_replies else None
         )
+        invoker.runtime.simulator = self._simulator
         await invoker.load(create=input.create_session, initial_state=input.initial_state)
         invocation_id = await invoker.invoke(
             input.message, state_delta=input.state_delta, max_llm_calls=input.max_llm_calls, events=self._events
@@ -73,6 +76,17 @@ class AgentRunWorkflow:
     @reply.validator
     def _check_reply(self, reply: Reply) -> None:
         check_reply(reply.call_id, pending_requests(self._events))
+
+    @workflow.update(name=SUBMIT_DECISION)
+    async def submit_decision(self, decision: SimulatorDecision) -> None:
+        """A person's answer to a model request of a SimulatorPlugin target (checked by the simulator first)."""
+        self._simulator.deliver(decision)
+
+    @submit_decision.validator
+    def _check_decision(self, decision: SimulatorDecision) -> None:
+        reason = self._simulator.refusal(decision)
+        if reason:
+            raise ValueError(reason)
 
 
 @workflow.defn(name="AgentToolWorkflow", failure_exception_types=[AdkError])

@@ -18,6 +18,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.adk_activities import AdkActivities
+from activities.simulator_activities import SimulatorActivities
 from adk_core.errors import AdkError
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
@@ -61,6 +62,11 @@ def _runner_with_passthrough(extra_passthrough: Sequence[str]):
     return configure
 
 
+def _simulator_activities(activities: AdkActivities) -> list:
+    """SimulatorPlugin's activities, storing beside the worker's sessions."""
+    return SimulatorActivities.for_sessions(activities.sessions).all()
+
+
 class AdkPlugin(SimplePlugin):
     """Add to ``Client.connect(plugins=[...])``; a worker built from that client gets the rest.
 
@@ -88,7 +94,7 @@ class AdkPlugin(SimplePlugin):
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
             interceptors=[TracingInterceptor()] if tracing else None,
             workflows=WORKFLOWS if activities is not None else None,
-            activities=activities.all() if activities is not None else None,
+            activities=[*activities.all(), *_simulator_activities(activities)] if activities is not None else None,
             workflow_runner=_runner_with_passthrough(passthrough_modules) if activities is not None else None,
             workflow_failure_exception_types=[AdkError],
         )

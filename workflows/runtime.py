@@ -26,12 +26,14 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.errors import InvalidInputError, ModelError, RemoteError
     from adk_core.flow.contents import build_contents, current_turn_events
     from adk_core.models.base import ContentsRef, LlmRequest, LlmResponse, Model
+    from adk_core.simulator import WAIT_KIND as SIMULATOR_WAIT
     from adk_core.tools.agent_tool import AgentTool
     from adk_core.tools.base import BaseTool
     from adk_core.tools.builtin import ExitLoopTool, LoadArtifactsTool, LoadMemoryTool, TransferToAgentTool
     from adk_core.tools.execution import ToolExecution
     from adk_core.types import Event
 
+    from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from .contracts import AgentBranchInput, AgentBranchResult, AgentToolInput, AgentToolResult
     from .services import DurableSessionService
 
@@ -55,6 +57,9 @@ class TemporalRuntime:
         self.app_name = app_name
         self.sessions = sessions
         self._waiter = waiter
+        # SimulatorPlugin: requests stored by activity, decisions arrive by the `submit_decision` Update.
+        self.simulator = SimulatorMailbox()
+        self.simulator_channel = DurableSimulatorChannel(self)
 
     # --- determinism ------------------------------------------------------------------------
     def now(self) -> float:
@@ -262,6 +267,8 @@ class TemporalRuntime:
 
     # --- waiting for people -----------------------------------------------------------------
     async def wait_for(self, kind: str, key: str, ctx: InvocationContext) -> Any | None:
+        if kind == SIMULATOR_WAIT:
+            return await self.simulator.wait(key)
         if self._waiter is None:
             return None
         return await self._waiter(kind, key)

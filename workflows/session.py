@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         reply_content,
         session_refusal,
     )
+    from ._simulator import SUBMIT_DECISION, SimulatorDecision
     from .contracts import (
         CarriedTurns,
         PendingRequest,
@@ -268,6 +269,18 @@ class SessionWorkflow:
         if reply.call_id in queued:
             return f"call {reply.call_id!r} already has a reply queued; it runs when its turn comes"
         return None
+
+    @workflow.update(name=SUBMIT_DECISION)
+    async def submit_decision(self, decision: SimulatorDecision) -> None:
+        """A person's answer to a model request of a SimulatorPlugin target (checked by the simulator first)."""
+        assert self._invoker is not None  # the validator refuses updates to a refused workflow
+        self._invoker.runtime.simulator.deliver(decision)
+
+    @submit_decision.validator
+    def _check_decision(self, decision: SimulatorDecision) -> None:
+        reason = self._refusal or (self._invoker.runtime.simulator.refusal(decision) if self._invoker else None)
+        if reason:
+            _reject(reason)
 
     # --- queries ------------------------------------------------------------------------------
     @workflow.query
