@@ -6,6 +6,7 @@
     adkt worker --app pkg.mod:app   a production worker (TEMPORAL_ADDRESS, ADK_DATABASE_URL)
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
+    adkt sim                        the agent simulator: a person answers model requests in a browser
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
 """
@@ -21,6 +22,7 @@ from adkt.commands.dev import dev
 from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
 from adkt.commands.sessions import sessions
+from adkt.commands.sim import sim
 
 app = typer.Typer(
     name="adkt",
@@ -45,6 +47,7 @@ app.command()(run)
 app.command()(chat)
 app.command()(worker)
 app.command()(migrate)
+app.command()(sim)
 app.add_typer(sessions, name="sessions")
 
 if __name__ == "__main__":
