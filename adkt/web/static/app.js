@@ -14,6 +14,11 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// replaceChildren with h()'s rules: arrays flattened, null/false skipped.
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 async function api(path, options) {
   const response = await fetch(path, options);
   const body = await response.json().catch(() => ({ error: "HttpError", message: response.statusText }));
@@ -88,7 +93,7 @@ function requestView(request) {
     if (view === "json") { body.replaceChildren(h("pre", { "data-testid": "request-json" }, pretty(request))); return; }
     const system = (request.system_instruction?.parts || []).map((p) => p.text || "").join("\n");
     const tools = declarations(request);
-    body.replaceChildren(
+    fill(body,
       h("h3", {}, "System instruction"),
       system ? textBlock(system, view) : h("div", { class: "muted" }, "none"),
       h("h3", {}, `Conversation (${(request.contents || []).length} messages)`),
@@ -116,6 +121,7 @@ function fieldFor(name, schema, required) {
   else if (type === "string") input = h("input", { type: "text", "data-testid": id, name });
   else input = h("textarea", { "data-testid": id, name, placeholder: type === "array" ? "[ ]" : "{ }" });
   const error = h("div", { class: "field-error" });
+  input.addEventListener("input", () => { error.textContent = ""; });
   const read = () => {
     error.textContent = "";
     if (type === "boolean") return { ok: true, value: input.checked, present: true };
@@ -198,6 +204,7 @@ function composer(view, onSent) {
     h("h2", { style: "margin-top:0" }, "Your answer"),
     h("div", { class: "row" }, radio("text", "Text"), tools.length ? radio("calls", `Function call(s) (${tools.length} tools)`) : null),
     textPane, callsPane, error, h("div", { class: "row" }, submit));
+  form.addEventListener("input", () => { error.hidden = true; });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.hidden = true;
@@ -292,7 +299,7 @@ async function renderSession(id, { keepComposer = false } = {}) {
       h("div", {}, h("h3", {}, "Asked"), lastAsk(t.request.llm_request),
         h("details", {}, h("summary", {}, "full request (JSON)"), h("pre", {}, pretty(t.request.llm_request)))),
       h("div", {}, h("h3", {}, "Answered"), t.response ? responseView(t.response) : h("div", { class: "muted" }, "—"))))));
-  main.replaceChildren(header, headSection, h("h2", {}, `Timeline (${view.timeline.length} turns, newest first)`), timeline);
+  main.replaceChildren(header, headSection, h("h2", {}, `Timeline (${view.timeline.length} turn${view.timeline.length === 1 ? "" : "s"}, newest first)`), timeline);
 }
 
 function route() {
