@@ -7,11 +7,13 @@
         │                               (a bad UUIDv4, an agent name, a payload that is not
         │                               exactly one of request/response, no candidates, a
         │                               function call that its tool's schema refuses)
-        └── SimulatorConflictError      the value is fine but the session's state refuses it -> HTTP 409
-            ├── SessionCompletedError   the session is completed; it takes nothing more
-            ├── NotHeadOfQueueError     only the oldest pending request may be answered
-            ├── TurnAlreadyAnsweredError a turn has at most one response
-            └── OutOfOrderError         events are ordered by time within a session
+        ├── SimulatorConflictError      the value is fine but the session's state refuses it -> HTTP 409
+        │   ├── SessionCompletedError   the session is completed; it takes nothing more
+        │   ├── NotHeadOfQueueError     only the oldest pending request may be answered
+        │   ├── TurnAlreadyAnsweredError a turn has at most one response
+        │   └── OutOfOrderError         events are ordered by time within a session
+        └── SimulatorDeliveryTimeoutError no worker took a decision for a durable run in time -> HTTP 504
+                                        (the request stays pending; answer again once a worker runs)
 """
 
 from __future__ import annotations
@@ -51,3 +53,9 @@ class TurnAlreadyAnsweredError(SimulatorConflictError):
 
 class OutOfOrderError(SimulatorConflictError):
     pass
+
+
+class SimulatorDeliveryTimeoutError(SimulatorError, TimeoutError):
+    """A decision for a durable run was not accepted in time (no worker is polling its task queue)."""
+
+    http_status = 504
