@@ -27,6 +27,8 @@ class DevState:
     task_queue: str
     namespace: str = "default"
     ui_url: str | None = None
+    sim_url: str | None = None
+    """The agent simulator's page and API, served by `adkt dev` too."""
     apps: list[str] = field(default_factory=list)
     pid: int = 0
 

@@ -23,13 +23,18 @@ def dev(
     database_url: Annotated[
         str | None, typer.Option("--database-url", help="use this Postgres instead of an embedded one")
     ] = None,
+    sim_port: Annotated[int, typer.Option("--sim-port", help="port of the agent simulator's page (0: any free port)")] = 8710,
 ) -> None:
-    """Start Temporal (with its UI), Postgres and a worker for the apps; Ctrl-C stops everything."""
-    run_async(_dev(app or [], ui_port, port, data_dir, database_url))
+    """Start Temporal (with its UI), Postgres, a worker for the apps and the agent simulator's page;
+    Ctrl-C stops everything."""
+    run_async(_dev(app or [], ui_port, port, data_dir, database_url, sim_port))
 
 
-async def _dev(specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None) -> None:
+async def _dev(
+    specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710
+) -> None:
     from adkt.commands._stack import embedded_stack, wait_for_signal
+    from adkt.web.serve import bind, durable_service, serving
     from worker import load_app
 
     settings = Settings.load()
@@ -37,20 +42,31 @@ async def _dev(specs: list[str], ui_port: int, port: int, data_dir: Path | None,
     specs = specs or default_app_specs()
     apps = [load_app(spec) for spec in specs]
     url = database_url or settings.database_url
+    bind("127.0.0.1", sim_port).close()  # a taken port fails now, not after the servers started
     with out.status("starting Temporal dev server, Postgres and a worker…"):
         stack_cm = embedded_stack(
             apps, settings, database_url=url, port=port, ui_port=ui_port,
             temporal_dir=adk_dir / "temporal", postgres_dir=adk_dir / "postgres",
         )  # fmt: skip
         stack = await stack_cm.__aenter__()
+    simulator = durable_service(stack.database_url, stack.client.client)
+    try:
+        sim_cm = serving(simulator, port=sim_port)
+        sim_url = await sim_cm.__aenter__()
+    except BaseException:
+        await simulator.store.close()
+        await stack_cm.__aexit__(None, None, None)
+        raise
     try:
         state = DevState(
             address=stack.temporal.address, database_url=stack.database_url, task_queue=settings.task_queue,
-            namespace=stack.temporal.namespace, ui_url=stack.temporal.ui_url, apps=specs, pid=os.getpid(),
+            namespace=stack.temporal.namespace, ui_url=stack.temporal.ui_url, sim_url=sim_url, apps=specs,
+            pid=os.getpid(),
         )  # fmt: skip
         state.write(adk_dir)
         out.print(Panel.fit(
             f"Temporal UI   [link={state.ui_url}]{state.ui_url}[/link]\n"
+            f"Simulator     [link={sim_url}]{sim_url}[/link]  (agents with a SimulatorPlugin wait here for a person)\n"
             f"Temporal      {state.address}  (namespace {state.namespace}, task queue {state.task_queue})\n"
             f"Database      {state.database_url}\n"
             f"Apps          {', '.join(f'{a.name} ({s})' for a, s in zip(apps, specs, strict=True))}\n"
@@ -59,8 +75,10 @@ async def _dev(specs: list[str], ui_port: int, port: int, data_dir: Path | None,
             title="adkt dev", border_style="green",
         ))  # fmt: skip
         await wait_for_signal(stack.worker_task)
-        out.print("[dim]stopping worker, Postgres and Temporal…[/]")
+        out.print("[dim]stopping the simulator, worker, Postgres and Temporal…[/]")
     finally:
         (adk_dir / DEV_STATE_FILE).unlink(missing_ok=True)
+        await sim_cm.__aexit__(None, None, None)
+        await simulator.store.close()
         await stack_cm.__aexit__(None, None, None)
     out.print("[dim]stopped[/]")

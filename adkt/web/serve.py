@@ -1,10 +1,16 @@
-"""Serving the web app against the sessions database and Temporal (``adkt sim``)."""
+"""Serving the web app against the sessions database and Temporal (``adkt sim``, ``adkt dev``)."""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
 
 import uvicorn
 from temporalio.client import Client
 
+from adk_core.errors import ConfigurationError
 from adk_core.simulator import SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
 
@@ -23,3 +29,41 @@ def server(service: SimulatorService, *, host: str = "127.0.0.1", port: int = 87
         create_app(service), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1, lifespan="off"
     )
     return uvicorn.Server(config)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket for the app, bound here so that a taken port is our clear error rather
+    than uvicorn's ``sys.exit`` inside a task (port 0: any free port)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ConfigurationError(
+            f"the simulator cannot listen on {host}:{port} ({e.strerror}); pick another port with --sim-port "
+            "(or --port for `adkt sim`)"
+        ) from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def serving(service: SimulatorService, *, host: str = "127.0.0.1", port: int = 8710) -> AsyncIterator[str]:
+    """Serve the app in the background for the duration of the context; yields its URL."""
+    sock = bind(host, port)
+    web = server(service, host=host, port=port)
+    task = asyncio.create_task(web.serve(sockets=[sock]))
+    try:
+        while not web.started:
+            if task.done():
+                task.result()
+                raise ConfigurationError(f"the simulator's web server on {host}:{port} stopped while starting")
+            await asyncio.sleep(0.02)
+        bound_port = sock.getsockname()[1]
+        yield f"http://{host}:{bound_port}"
+    finally:
+        web.should_exit = True
+        await asyncio.gather(task, return_exceptions=True)
+        sock.close()
