@@ -61,6 +61,25 @@ class SimulatorMailbox:
         return self._decisions.pop(turn_id)
 
 
+class SimulatorUpdates:
+    """The ``submit_decision`` Update for a workflow class that runs agents, delivering into
+    ``self._simulator`` (the mailbox its runtime waits on). The child workflows of AgentTools and
+    ParallelAgent branches take it too: a request records the workflow that asked, child or not."""
+
+    _simulator: SimulatorMailbox
+
+    @workflow.update(name=SUBMIT_DECISION)
+    async def submit_decision(self, decision: SimulatorDecision) -> None:
+        """A person's answer to a model request of a SimulatorPlugin target (checked by the simulator first)."""
+        self._simulator.deliver(decision)
+
+    @submit_decision.validator
+    def _check_decision(self, decision: SimulatorDecision) -> None:
+        reason = self._simulator.refusal(decision)
+        if reason:
+            raise ValueError(reason)
+
+
 class DurableSimulatorChannel:
     """``runtime.simulator_channel`` of TemporalRuntime, used by SimulatorPlugin in a workflow."""
 

@@ -17,7 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.types import Event
 
     from ._invocation import DurableInvoker, check_reply, pending_requests
-    from ._simulator import SUBMIT_DECISION, SimulatorDecision, SimulatorMailbox
+    from ._simulator import SUBMIT_DECISION, SimulatorDecision, SimulatorMailbox, SimulatorUpdates
     from .contracts import (
         AgentBranchInput,
         AgentBranchResult,
@@ -90,10 +90,15 @@ class AgentRunWorkflow:
 
 
 @workflow.defn(name="AgentToolWorkflow", failure_exception_types=[AdkError])
-class AgentToolWorkflow:
+class AgentToolWorkflow(SimulatorUpdates):
+    @workflow.init
+    def __init__(self, input: AgentToolInput) -> None:
+        self._simulator = SimulatorMailbox()
+
     @workflow.run
     async def run(self, input: AgentToolInput) -> AgentToolResult:
         invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
+        invoker.runtime.simulator = self._simulator
         agent = get_agent(input.app_name, input.agent_name)
         response, state_delta = await run_agent_as_tool(
             agent,
@@ -110,13 +115,18 @@ class AgentToolWorkflow:
 
 
 @workflow.defn(name="AgentBranchWorkflow", failure_exception_types=[AdkError])
-class AgentBranchWorkflow:
+class AgentBranchWorkflow(SimulatorUpdates):
     """One ParallelAgent branch: runs the sub-agent on the parent's session and invocation,
     stores its events, and hands them back to the parent."""
+
+    @workflow.init
+    def __init__(self, input: AgentBranchInput) -> None:
+        self._simulator = SimulatorMailbox()
 
     @workflow.run
     async def run(self, input: AgentBranchInput) -> AgentBranchResult:
         invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
+        invoker.runtime.simulator = self._simulator
         session = await invoker.load(create=False, initial_state=None)
         ctx = invoker.runner.new_invocation_context(
             session, run_config=RunConfig(max_llm_calls=input.max_llm_calls), invocation_id=input.invocation_id
