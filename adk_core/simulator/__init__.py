@@ -17,6 +17,14 @@ from .errors import (
     SimulatorNotFoundError,
     TurnAlreadyAnsweredError,
 )
+from .export import (
+    RecordedToolCall,
+    SimulatorExport,
+    SimulatorReplayPlugin,
+    eval_case,
+    export_session,
+    export_view,
+)
 from .models import (
     Decision,
     FunctionCallDecision,
@@ -58,8 +66,14 @@ __all__ = [
     "SimulatorService",
     "SimulatorSession",
     "SimulatorStore",
+    "RecordedToolCall",
+    "SimulatorExport",
+    "SimulatorReplayPlugin",
     "Turn",
     "TurnAlreadyAnsweredError",
+    "eval_case",
+    "export_session",
+    "export_view",
     "request_payload",
     "to_llm_response",
 ]

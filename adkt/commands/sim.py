@@ -17,9 +17,34 @@ def sim(
     port: Annotated[int, typer.Option("--port", help="port of the page and API")] = 8710,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
+    export: Annotated[
+        str | None,
+        typer.Option("--export", metavar="SESSION_ID", help="print a simulator session as JSON for an eval case, and exit"),
+    ] = None,
 ) -> None:
-    """Serve the simulator: sessions whose agents wait for a person, and the page to answer them."""
+    """Serve the simulator: sessions whose agents wait for a person, and the page to answer them.
+
+    With --export SESSION_ID, print that session's answered turns instead (a SimulatorExport:
+    `adk_core.simulator.eval_case(SimulatorExport.model_validate_json(...), app)` replays it).
+    """
+    if export is not None:
+        run_async(_export(export, database_url))
+        return
     run_async(_sim(host, port, address, database_url))
+
+
+async def _export(session_id: str, database_url: str | None) -> None:
+    from adk_core.simulator import SimulatorService, export_session
+    from adk_core.simulator.sql import SqlSimulatorStore
+    from adkt.commands._devstate import resolve_database_url
+
+    url = _require_url(resolve_database_url(Settings.load(), database_url))
+    store = SqlSimulatorStore(url)
+    try:
+        exported = await export_session(SimulatorService(store), session_id)
+    finally:
+        await store.close()
+    print(exported.model_dump_json(indent=2))
 
 
 async def _sim(host: str, port: int, address: str | None, database_url: str | None) -> None:

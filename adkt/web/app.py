@@ -4,6 +4,7 @@
     GET  /api/sessions/{id}                             a session: head request, pending queue, timeline
     POST /api/sessions/{id}/turns/{turn_id}/decision    answer the head request (text or function calls)
     POST /api/sessions/{id}/complete                    active -> completed
+    GET  /api/sessions/{id}/export                      the answered turns as a SimulatorExport (for an eval case)
     GET  /api/events                                    SSE: `change` with {"session_id"} on every change
 
 Errors are JSON ``{"error": <type>, "message": <what to do>}`` with 400/404/409/422, never a 500
@@ -25,7 +26,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from adk_core.simulator import Decision, SimulatorError, SimulatorService
+from adk_core.simulator import Decision, SimulatorError, SimulatorService, export_session
 
 STATIC = Path(__file__).parent / "static"
 KEEPALIVE_SECONDS = 15.0
@@ -59,6 +60,10 @@ def create_app(service: SimulatorService) -> Starlette:
     async def complete(request: Request) -> Response:
         await service.complete(request.path_params["session_id"])
         return JSONResponse({"status": "completed"})
+
+    async def export(request: Request) -> Response:
+        exported = await export_session(service, request.path_params["session_id"])
+        return JSONResponse(exported.model_dump(mode="json"))
 
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[str]:
@@ -106,6 +111,7 @@ def create_app(service: SimulatorService) -> Starlette:
             Route("/api/sessions/{session_id}", get_session),
             Route("/api/sessions/{session_id}/turns/{turn_id}/decision", submit_decision, methods=["POST"]),
             Route("/api/sessions/{session_id}/complete", complete, methods=["POST"]),
+            Route("/api/sessions/{session_id}/export", export),
             Route("/api/events", events),
             Route("/", page),
             Route("/sessions/{session_id}", page),
