@@ -64,6 +64,8 @@ T = TypeVar("T")
 _TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.RESOURCE_EXHAUSTED,
               RPCStatusCode.CANCELLED, RPCStatusCode.ABORTED, RPCStatusCode.UNKNOWN}
 TASK_FAILURE_CHECK_SECONDS = 5.0
+READ_BACK_ROUNDS = 5
+"""How often a send is repeated (same message id) to read back a result only the store holds."""
 
 
 class TurnFailedError(AdkError):
@@ -196,6 +198,15 @@ class AdkClient:
                 query.after += len(status.events)
                 if status.state == "failed":
                     raise TurnFailedError(status.error_message or "", error_type=status.error_type or "Error")
+                if status.state == "done" and status.result is None and not status.events:
+                    # Done in an earlier run of the workflow: read the turn back by update.
+                    turn = await self._deliver(
+                        SessionWorkflow.send_message, "queue_message", send, query.message_id, app, user_id, session_id,
+                        None,
+                    )
+                    for event in turn.events[query.after:]:
+                        yield event
+                    return
                 if status.state == "done":
                     return
                 if result.done() and result.exception() is not None:
@@ -235,12 +246,22 @@ class AdkClient:
         """Send ``arg`` by update and wait for its turn; when the conversation has as many in-flight
         updates as Temporal allows, queue it by ``signal`` and follow the turn by its idempotency key."""
         handle = self._handle(app, user_id, session_id)
-        result = await self._retrying(
-            lambda: self._update(update, arg, app, user_id, session_id, initial_state),
-            handle,
-            busy=lambda: self._signal(signal, arg, app, user_id, session_id, initial_state),
+        for _ in range(READ_BACK_ROUNDS):
+            result = await self._retrying(
+                lambda: self._update(update, arg, app, user_id, session_id, initial_state),
+                handle,
+                busy=lambda: self._signal(signal, arg, app, user_id, session_id, initial_state),
+            )
+            if result is None:  # queued by signal: follow it
+                result = await self._follow(handle, key)
+            if result is not None:
+                return result
+            # Done in an earlier run of the workflow: asking again by update (same key, no second
+            # turn) reads the turn back from the store.
+        raise MessageRejectedError(
+            f"message {key!r} ran, but its result could not be read back after {READ_BACK_ROUNDS} tries; "
+            "its events are in the session store"
         )
-        return result if result is not None else await self._follow(handle, key)
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
         """What the conversation waits for (tool confirmations, long-running tools)."""
@@ -284,8 +305,9 @@ class AdkClient:
                 await asyncio.wait_for(start.workflow_handle(), timeout=0.01)
             raise
 
-    async def _follow(self, handle: WorkflowHandle, message_id: str) -> TurnResult:
-        """Wait for a queued message's turn by querying it, backing off from 50 ms to 1 s."""
+    async def _follow(self, handle: WorkflowHandle, message_id: str) -> TurnResult | None:
+        """Wait for a queued message's turn by querying it, backing off from 50 ms to 1 s. None:
+        the turn is done but its result is held only in the store (ask again by update)."""
         query = TurnQuery(message_id=message_id)
         delay = 0.05
         deadline = time.monotonic() + self.retry_seconds
@@ -298,7 +320,7 @@ class AdkClient:
                 status = TurnStatus(state="queued")
             else:
                 deadline = time.monotonic() + self.retry_seconds  # the service answers: no transport trouble
-            if status.state == "done" and status.result is not None:
+            if status.state == "done":
                 return status.result
             if status.state == "failed":
                 raise TurnFailedError(status.error_message or "", error_type=status.error_type or "Error")

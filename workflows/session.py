@@ -302,7 +302,9 @@ class SessionWorkflow:
         if outcome is not None:
             return TurnStatus(state="failed", error_type=outcome.error_type, error_message=outcome.error_message)
         if message_id in self._done:
-            return TurnStatus(state="done", result=TurnResult(invocation_id=self._done[message_id], message_id=message_id))
+            # Done in an earlier run; its events are in the store, which a query cannot read: no
+            # result here, and the client asks again by update (send_message reads them back).
+            return TurnStatus(state="done")
         return TurnStatus(state="unknown")
 
 

@@ -201,3 +201,30 @@ async def test_a_repeated_message_id_after_continue_as_new_returns_the_stored_tu
     assert again.invocation_id == first.invocation_id
     assert [e.id for e in again.events] == [e.id for e in first.events]
     assert again.final_text == first.final_text == "heard message 0; history 1"
+
+
+async def test_a_turn_followed_by_query_after_continue_as_new_is_read_back_in_full(durable_stack: DurableStack) -> None:
+    """A sender that queued by signal and follows its turn by query may find it finished in an
+    earlier run: the query then says done without a result, and asking again by update (same
+    message id, no second turn) reads the turn back from the store."""
+    app, seen = _echo_app("follow_can")
+    client = durable_stack.client
+    workflow_id = session_workflow_id(app.name, "u1", "s1")
+    for i in range(25):  # more than the 20 finished turns a run hands to the next
+        await client.client.start_workflow(
+            SessionWorkflow.run,
+            SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1", max_turns_per_run=3),
+            id=workflow_id, task_queue=durable_stack.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            start_signal="queue_message", start_signal_args=[SendMessage(message=f"message {i}", message_id=f"f-{i}")],
+        )
+    handle = client.client.get_workflow_handle(workflow_id)
+    for _ in range(200):
+        status = await handle.query(SessionWorkflow.turn, TurnQuery(message_id="f-24"), result_type=TurnStatus)
+        if status.state == "done":
+            break
+        await asyncio.sleep(0.1)
+    assert len(seen) == 25
+    assert await client._follow(handle, "f-0") is None  # finished eight runs ago: only the store has it
+    again = await client.send(app.name, "u1", "s1", "message 0", message_id="f-0")
+    assert again.final_text == "heard message 0; history 1"
+    assert len(seen) == 25  # read back, not run again
