@@ -16,15 +16,19 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.converter import StorageDriver
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.worker import Worker
 
 from activities import AdkActivities, register_app
+from activities.eval_activities import EvalActivities
+from activities.eval_cases import register_cases
 from adk_core import App, BaseAgent
 from adk_core.artifacts import ArtifactService
 from adk_core.errors import ConfigurationError
+from adk_core.eval.store import EvalResultStore
 from adk_core.memory import MemoryService
 from adk_core.sessions import SessionService
 from workflows import TASK_QUEUE, AdkPlugin
@@ -104,18 +108,25 @@ def build_worker(
     passthrough_modules: Sequence[str] = (),
     tracing: bool = False,
     payload_storage: StorageDriver | None = None,
+    eval_cases: Sequence[str] = (),
     **worker_options: Any,
 ) -> Worker:
     """A Worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
-    the ADK plugin is added here if the client does not carry it."""
+    the ADK plugin is added here if the client does not carry it.
+
+    ``eval_cases``: import references of eval cases (``module:attr``) this worker serves from the
+    start, so its activities find their agents even before an eval workflow ran here. Eval results
+    go to the session service's database when it has one (``DatabaseSessionService``)."""
     for app in apps:
         register_app(app)
+    register_cases(eval_cases)
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
     plugin = AdkPlugin(
         AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service),
         passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
         tracing=tracing,
         payload_storage=payload_storage,
+        eval_activities=EvalActivities(_eval_store(session_service)),
     )
     # The worker's plugin carries the converter, workflows and activities; a client-side AdkPlugin
     # would be applied a second time, so the worker gets a copy of the client without it.
@@ -131,14 +142,22 @@ def build_worker(
     return Worker(client, task_queue=task_queue, plugins=[plugin], **worker_options)
 
 
+def _eval_store(session_service: SessionService) -> EvalResultStore | None:
+    engine = getattr(session_service, "engine", None)
+    return EvalResultStore(engine) if isinstance(engine, AsyncEngine) else None
+
+
 async def _main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--app", action="append", required=True, help="module:attr of an App (repeatable)")
+    parser.add_argument("--app", action="append", default=[], help="module:attr of an App (repeatable)")
     parser.add_argument("--address", default=None, help="Temporal address (default: TEMPORAL_ADDRESS / localhost:7233)")
     parser.add_argument("--database-url", default=None, help="sessions database (default: ADK_DATABASE_URL)")
     parser.add_argument("--task-queue", default=TASK_QUEUE)
+    parser.add_argument("--eval", action="append", default=[], help="module:attr of eval cases to serve (repeatable)")
     parser.add_argument("--log-level", default=None, help=f"DEBUG, INFO, WARNING... (default: ${LOG_LEVEL_ENV} or INFO)")
     args = parser.parse_args(argv)
+    if not args.app and not args.eval:
+        parser.error("give at least one --app (or --eval)")
     configure_logging(args.log_level)
     from adkt.client import connect
     from adkt.services import open_services
@@ -146,7 +165,7 @@ async def _main(argv: Sequence[str] | None = None) -> None:
     apps = [load_app(spec) for spec in args.app]
     client = await connect(args.address)
     async with open_services(args.database_url) as services:
-        worker = build_worker(client, apps, task_queue=args.task_queue, **services)
+        worker = build_worker(client, apps, task_queue=args.task_queue, eval_cases=args.eval, **services)
         logger.info(
             "worker for %s on task queue %r at %s",
             ", ".join(app.name for app in apps), args.task_queue, client.service_client.config.target_host,

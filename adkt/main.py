@@ -7,6 +7,7 @@
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
     adkt sim                        the agent simulator: a person answers model requests in a browser
+    adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
 """
@@ -19,6 +20,7 @@ import sys
 import typer
 
 from adkt.commands.dev import dev
+from adkt.commands.eval import evals
 from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
 from adkt.commands.sessions import sessions
@@ -49,6 +51,7 @@ app.command()(worker)
 app.command()(migrate)
 app.command()(sim)
 app.add_typer(sessions, name="sessions")
+app.add_typer(evals, name="eval")
 
 if __name__ == "__main__":
     app()

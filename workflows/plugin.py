@@ -18,15 +18,17 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.adk_activities import AdkActivities
+from activities.eval_activities import EvalActivities
 from activities.simulator_activities import SimulatorActivities
 from adk_core.errors import AdkError
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
 from .converter import adk_data_converter
+from .eval import EvalCaseWorkflow, EvalSuiteWorkflow
 from .payload_storage import with_payload_storage
 from .session import SessionWorkflow
 
-WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow]
+WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow, EvalSuiteWorkflow, EvalCaseWorkflow]
 PASSTHROUGH = (
     "adk_core",
     "workflows",
@@ -77,6 +79,7 @@ class AdkPlugin(SimplePlugin):
         tracing: add Temporal's OpenTelemetry TracingInterceptor (use on client and worker).
         payload_storage: where payloads too large for Temporal go (workflows.payload_storage);
             give clients and workers the same one.
+        eval_activities: the worker's EvalActivities (the eval workflows' listing and recording).
     """
 
     def __init__(
@@ -86,6 +89,7 @@ class AdkPlugin(SimplePlugin):
         passthrough_modules: Sequence[str] = (),
         tracing: bool = False,
         payload_storage: StorageDriver | None = None,
+        eval_activities: EvalActivities | None = None,
     ) -> None:
         super().__init__(
             "adk-temporal",
@@ -94,7 +98,9 @@ class AdkPlugin(SimplePlugin):
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
             interceptors=[TracingInterceptor()] if tracing else None,
             workflows=WORKFLOWS if activities is not None else None,
-            activities=[*activities.all(), *_simulator_activities(activities)] if activities is not None else None,
+            activities=None if activities is None else [
+                *activities.all(), *_simulator_activities(activities), *(eval_activities.all() if eval_activities else []),
+            ],
             workflow_runner=_runner_with_passthrough(passthrough_modules) if activities is not None else None,
             workflow_failure_exception_types=[AdkError],
         )

@@ -119,6 +119,62 @@ payloads = sa.Table(
     sa.Column("create_time", sa.Double, nullable=False),
 )
 
+# --- evaluation results (adk_core.eval.store) ------------------------------------------------------
+# A suite run, its cases (trials combined, written when the run ends) and every trial (written as
+# each ends, by EvalCaseWorkflow's activity or the in-process CLI). Traces are not copied here:
+# a trial names the session that holds its events.
+
+eval_runs = sa.Table(
+    "adk_eval_runs",
+    metadata,
+    sa.Column("run_id", sa.Text, primary_key=True),
+    sa.Column("suite", sa.Text, nullable=False),
+    sa.Column("mode", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("config", JSONB, nullable=False, server_default=_EMPTY_OBJECT),
+    sa.Column("summary", JSONB, nullable=True),
+    sa.Column("start_time", sa.Double, nullable=False),
+    sa.Column("end_time", sa.Double, nullable=True),
+    sa.Index("adk_eval_runs_start_time", "start_time"),
+)
+
+eval_cases = sa.Table(
+    "adk_eval_cases",
+    metadata,
+    sa.Column("run_id", sa.Text, primary_key=True),
+    sa.Column("case_name", sa.Text, primary_key=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("trials", sa.Integer, nullable=False),
+    sa.Column("passed_trials", sa.Integer, nullable=False),
+    sa.Column("pass_hat_k", sa.Double, nullable=True),
+    sa.Column("duration_ms", sa.Double, nullable=False),
+    sa.Column("input_tokens", sa.BigInteger, nullable=True),
+    sa.Column("output_tokens", sa.BigInteger, nullable=True),
+    sa.ForeignKeyConstraint(["run_id"], ["adk_eval_runs.run_id"], name="adk_eval_cases_run_fkey", ondelete="CASCADE"),
+)
+
+eval_trials = sa.Table(
+    "adk_eval_trials",
+    metadata,
+    sa.Column("run_id", sa.Text, primary_key=True),
+    sa.Column("case_name", sa.Text, primary_key=True),
+    sa.Column("trial", sa.Integer, primary_key=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("metrics", JSONB, nullable=False, server_default=_EMPTY_OBJECT),
+    sa.Column("error", JSONB, nullable=True),
+    sa.Column("termination_reason", sa.Text, nullable=True),
+    sa.Column("turns", sa.Integer, nullable=False),
+    sa.Column("duration_ms", sa.Double, nullable=False),
+    sa.Column("input_tokens", sa.BigInteger, nullable=True),
+    sa.Column("output_tokens", sa.BigInteger, nullable=True),
+    # Where the trace lives: the trial's main session in adk_sessions / adk_events.
+    sa.Column("session_app_name", sa.Text, nullable=True),
+    sa.Column("session_user_id", sa.Text, nullable=True),
+    sa.Column("session_id", sa.Text, nullable=True),
+    sa.Column("record_time", sa.Double, nullable=False),
+    sa.ForeignKeyConstraint(["run_id"], ["adk_eval_runs.run_id"], name="adk_eval_trials_run_fkey", ondelete="CASCADE"),
+)
+
 # --- agent simulator (adk_core.simulator.sql) -------------------------------------------------------
 # The seed's promoted-field pattern: the full entity as JSONB, plus the columns queries filter,
 # join and order on. One simulator session per ADK session the plugin serves (unique key below).

@@ -1,0 +1,79 @@
+"""The eval activities: list a suite's cases, and record runs and trials in Postgres.
+
+A separate class from AdkActivities (the worker registers both): model calls, judge calls and
+mocked tools of an eval already go through ``adk.generate_content`` / ``adk.run_tool``; only the
+bookkeeping is eval's own. Every write is an upsert (adk_core.eval.store), so retries are harmless.
+"""
+
+from __future__ import annotations
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from adk_core.eval.store import EvalResultStore
+
+from . import eval_contracts as ec
+from .adk_activities import _fail_fast_on_adk_errors
+from .eval_cases import load_cases, register_case
+
+
+class EvalActivities:
+    """Register ``EvalActivities(store).all()`` with a worker (``build_worker`` does it).
+
+    Args:
+        store: where results go; None on a worker without a database, where recording fails
+            (non-retryable) with what to configure.
+    """
+
+    def __init__(self, store: EvalResultStore | None) -> None:
+        self.store = store
+
+    def all(self) -> list:
+        return [self.list_cases, self.record_run, self.record_trial, self.finish_run]
+
+    def _store(self) -> EvalResultStore:
+        if self.store is None:
+            raise ApplicationError(
+                "this worker has no eval result store (no sessions database); start it with a database URL, "
+                "or start the suite with record=false",
+                type="ConfigurationError",
+                non_retryable=True,
+            )
+        return self.store
+
+    @activity.defn(name=ec.LIST_CASES)
+    @_fail_fast_on_adk_errors
+    async def list_cases(self, input: ec.ListCasesInput) -> ec.ListCasesResult:
+        cases = load_cases(input.suite)
+        for case in cases:
+            register_case(case)  # this worker can now serve the cases' model and tool calls too
+        if input.names is not None:
+            known = {c.name for c in cases}
+            missing = [n for n in input.names if n not in known]
+            if missing:
+                raise ApplicationError(
+                    f"eval cases {input.suite!r} have no cases named {missing}; known: {sorted(known)}",
+                    type="ConfigurationError",
+                    non_retryable=True,
+                )
+            cases = [c for c in cases if c.name in input.names]
+        return ec.ListCasesResult(
+            cases=[ec.CaseInfo(name=c.name, trials=c.trials, description=c.description) for c in cases]
+        )
+
+    @activity.defn(name=ec.RECORD_RUN)
+    @_fail_fast_on_adk_errors
+    async def record_run(self, input: ec.RecordRunInput) -> None:
+        await self._store().start_run(input.run)
+
+    @activity.defn(name=ec.RECORD_TRIAL)
+    @_fail_fast_on_adk_errors
+    async def record_trial(self, input: ec.RecordTrialInput) -> None:
+        await self._store().record_trial(input.run_id, input.trial)
+
+    @activity.defn(name=ec.FINISH_RUN)
+    @_fail_fast_on_adk_errors
+    async def finish_run(self, input: ec.FinishRunInput) -> None:
+        await self._store().finish_run(
+            input.run_id, status=input.status, summary=input.summary, cases=input.cases, end_time=input.end_time
+        )

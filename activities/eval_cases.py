@@ -1,0 +1,117 @@
+"""The eval cases a worker serves, found by import reference, and registering the apps they run.
+
+A reference names cases the way ``--app`` names apps, so any worker can rebuild them:
+
+    module:attr     an EvalCase, or a list / tuple of them
+    module          its ``cases`` attribute if it has one, else every EvalCase defined at module level
+    path/to/file.py[:attr]   the same, for a file (turned into a module name relative to the
+                    working directory, so workers started there import the same module)
+
+Cases must be module attributes, not built per call: the apps a case runs are cached per case
+object (adk_core.eval.apps), and the workflow, its activities and every retry must find the same
+objects by name. Two different cases with one name on one worker would swap each other's tools,
+so registering a second one is refused.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from adk_core.errors import ConfigurationError
+from adk_core.eval import CaseApps, EvalCase, case_apps
+
+from .apps import get_app, register_app
+
+
+def normalize_ref(ref: str) -> str:
+    """``ref`` in module form: a file path becomes a module name (relative to the working directory
+    when the file is below it, else a module loaded from the file under a name of its own)."""
+    spec, sep, attr = ref.partition(":")
+    if not spec.endswith(".py"):
+        return ref
+    path = Path(spec).resolve()
+    if not path.is_file():
+        raise ConfigurationError(f"eval cases {ref!r}: no such file {spec!r}")
+    try:
+        relative = path.relative_to(Path(os.getcwd()).resolve())
+        module = ".".join(relative.with_suffix("").parts)
+    except ValueError:
+        module = f"_adk_eval_{path.stem}"
+        if module not in sys.modules:
+            loader = importlib.util.spec_from_file_location(module, path)
+            assert loader is not None and loader.loader is not None
+            loaded = importlib.util.module_from_spec(loader)
+            sys.modules[module] = loaded
+            loader.loader.exec_module(loaded)
+    return f"{module}{sep}{attr}"
+
+
+def load_cases(ref: str) -> list[EvalCase]:
+    """The cases ``ref`` names, in order (unique names)."""
+    module_name, _, attr = normalize_ref(ref).partition(":")
+    try:
+        # __import__, not importlib.import_module: inside a workflow, Temporal's sandbox hooks only
+        # __import__, and only through it does imports_passed_through() hand back the module the
+        # worker already imported (importlib would run the module again inside the sandbox).
+        module = __import__(module_name, fromlist=["__name__"])
+    except ImportError as e:
+        raise ConfigurationError(
+            f"cannot import eval cases {ref!r}: {e}; run from the folder that contains the module (workers too)"
+        ) from None
+    if attr:
+        if not hasattr(module, attr):
+            raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r} (eval cases {ref!r})")
+        value = getattr(module, attr)
+    elif hasattr(module, "cases"):
+        value = module.cases
+    else:
+        value = [v for v in vars(module).values() if isinstance(v, EvalCase)]
+    cases = [value] if isinstance(value, EvalCase) else list(value) if isinstance(value, list | tuple) else None
+    if not cases or not all(isinstance(c, EvalCase) for c in cases):
+        raise ConfigurationError(
+            f"eval cases {ref!r} name a {type(value).__name__}; point at an EvalCase or a list of EvalCases "
+            "(module:attr), or a module with a `cases` list"
+        )
+    names = [c.name for c in cases]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigurationError(f"eval cases {ref!r}: case names must be unique; {duplicates} repeat")
+    return cases
+
+
+def find_case(ref: str, name: str) -> EvalCase:
+    for case in load_cases(ref):
+        if case.name == name:
+            return case
+    raise ConfigurationError(f"eval cases {ref!r} have no case named {name!r}; the worker may run older code")
+
+
+def register_case(case: EvalCase) -> CaseApps:
+    """Register the case's three apps with this worker (again: nothing changes)."""
+    apps = case_apps(case)
+    for app in apps.all():
+        try:
+            registered = get_app(app.name)
+        except ConfigurationError:
+            register_app(app)
+            continue
+        if registered is not app:
+            raise ConfigurationError(
+                f"this worker already serves a different eval case named {case.name!r} (app {app.name!r}); "
+                "give each case a unique name, and define cases once at module level"
+            )
+    return apps
+
+
+def register_cases(refs: Sequence[str]) -> list[EvalCase]:
+    """Import and register every case of ``refs`` (a worker does this at start, so its activities
+    find the cases' agents and tools even before any eval workflow ran on it)."""
+    cases = [case for ref in refs for case in load_cases(ref)]
+    for case in cases:
+        register_case(case)
+    return cases

@@ -1,0 +1,48 @@
+"""What crosses the boundary between the eval workflows and their activities (one input type each)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from adk_core.eval import EvalSummary
+from adk_core.eval.store import CaseRecord, RunRecord, TrialRecord
+
+LIST_CASES = "adk.eval_list_cases"
+RECORD_RUN = "adk.eval_record_run"
+RECORD_TRIAL = "adk.eval_record_trial"
+FINISH_RUN = "adk.eval_finish_run"
+EVAL_ACTIVITY_NAMES = (LIST_CASES, RECORD_RUN, RECORD_TRIAL, FINISH_RUN)
+
+
+class ListCasesInput(BaseModel):
+    suite: str
+    """The cases' import reference (activities.eval_cases)."""
+    names: list[str] | None = None
+    """Only these cases (in the suite's order); None: all."""
+
+
+class CaseInfo(BaseModel):
+    name: str
+    trials: int = 1
+    description: str = ""
+
+
+class ListCasesResult(BaseModel):
+    cases: list[CaseInfo] = Field(default_factory=list)
+
+
+class RecordRunInput(BaseModel):
+    run: RunRecord
+
+
+class RecordTrialInput(BaseModel):
+    run_id: str
+    trial: TrialRecord
+
+
+class FinishRunInput(BaseModel):
+    run_id: str
+    status: str
+    summary: EvalSummary
+    cases: list[CaseRecord] = Field(default_factory=list)
+    end_time: float

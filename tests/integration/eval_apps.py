@@ -1,0 +1,92 @@
+"""Eval cases the durable eval tests import by reference (workers rebuild them from here).
+
+    app_state_case      a tool counts calls in ``app:`` state; each trial must see a fresh count (1)
+    good / bad          the same two case names, once passing and once with ``sums`` failing, for
+    / bad_then_fixed    `adkt eval compare` (in-process: one worker must not serve two cases of one name)
+    failing             one case whose metric fails, for the CLI's exit code
+    stops               a failing case then a passing one, for stop_on_first_failure
+
+Every model here is a function of the request (a retry or replay answers the same).
+"""
+
+from __future__ import annotations
+
+from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core.eval import EvalCase, ToolMock, metric, passthrough, state_metric, tool_trajectory
+from adk_core.models import LlmResponse, function_call_response, text_response
+
+
+def _responses(request: LlmRequest) -> list[tuple[str, dict]]:
+    return [(r.name, r.response) for c in request.contents for r in c.function_responses()]
+
+
+# --- app: state isolation -----------------------------------------------------------------------------
+def bump(tool_context: ToolContext) -> dict:
+    """Count this call in app-wide state."""
+    count = int(tool_context.state.get("app:count") or 0) + 1
+    tool_context.state["app:count"] = count
+    return {"count": count}
+
+
+def _bump_script(request: LlmRequest) -> LlmResponse:
+    done = _responses(request)
+    return text_response(f"count is {done[-1][1]['count']}") if done else function_call_response("bump", {})
+
+
+app_state_case = EvalCase(
+    "app-state-isolation",
+    app_or_agent=App(name="counter", root_agent=LlmAgent(
+        name="counter", model=ScriptedModel(_bump_script, name="scripted-counter"), tools=[bump])),
+    tool_mocks=passthrough(bump),
+    first_message="count once",
+    metrics=[state_metric(name="fresh_app_state", key="count", scope="app", assertion=lambda v: v == 1)],
+)
+
+
+# --- two runs of the same cases, for compare ----------------------------------------------------------
+def lookup(key: str) -> dict:
+    """Look a key up in an external service."""
+    raise RuntimeError("never called in eval: mocked")
+
+
+def _sum_script(request: LlmRequest) -> LlmResponse:
+    done = _responses(request)
+    if not done:
+        return function_call_response("lookup", {"key": "x"})
+    return text_response(f"the sum is {done[-1][1]['value'] + 1}")
+
+
+def _cases(expected_sum: int, greeting: str, prefix: str = "") -> list[EvalCase]:
+    def agent() -> LlmAgent:
+        return LlmAgent(name="calc", model=ScriptedModel(_sum_script, name="scripted-calc"), tools=[lookup])
+
+    return [
+        EvalCase(
+            f"{prefix}greets",
+            app_or_agent=LlmAgent(name="greeter", model=ScriptedModel(lambda r: text_response("hello there"), name="hi")),
+            first_message="hi",
+            metrics=[metric("says_hello", lambda trace: greeting in trace.final_response())],
+        ),
+        EvalCase(
+            f"{prefix}sums",
+            app_or_agent=agent(),
+            tool_mocks={"lookup": ToolMock(execute=lambda args: {"value": 2})},
+            first_message="add one to x",
+            metrics=[
+                metric("right_sum", lambda trace: f"the sum is {expected_sum}" in trace.final_response()),
+                tool_trajectory(["lookup"], name="used_lookup"),
+            ],
+        ),
+    ]
+
+
+good = _cases(expected_sum=3, greeting="hello")
+"""Both pass."""
+bad = _cases(expected_sum=4, greeting="hello there")
+"""``sums`` fails its ``right_sum`` metric; ``greets`` passes."""
+bad_then_fixed = _cases(expected_sum=3, greeting="goodbye")
+"""``sums`` passes again, ``greets`` fails: against ``bad``, one fix and one regression."""
+failing = _cases(expected_sum=4, greeting="hello", prefix="failing-")[1:]
+"""``failing-sums`` fails (durable in the CLI test: a name of its own, the worker serves ``good`` too)."""
+stops = _cases(expected_sum=3, greeting="goodbye", prefix="stop-")
+"""``stop-greets`` fails first (a durable run: names of their own, so one worker can serve them)."""

@@ -1,0 +1,108 @@
+"""`adkt eval`: run (in-process and durable, exit codes), list, show, compare; in-process with typer's
+CliRunner against the test session's Postgres and worker, and once as a subprocess that starts its
+own embedded stack the way a user's first run does."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from adk_core.eval.store import EvalResultStore
+from adk_core.sessions.sql import migrate
+from adkt.main import app
+from tests.integration.conftest import DurableStack
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
+
+
+async def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    # On a thread: the command runs its own event loop (asyncio.run), which must not be this one.
+    return await asyncio.to_thread(CliRunner().invoke, app, list(args), env={**ENV, **(env or {})})
+
+
+def _id() -> str:
+    return f"cli-{uuid.uuid4().hex[:8]}"
+
+
+async def test_run_list_show_compare_in_process(database_url: str) -> None:
+    await migrate(database_url)
+    db = ("--database-url", database_url)
+    good, bad, fixed = _id(), _id(), _id()
+    ran = await invoke("eval", "run", "tests.integration.eval_apps:good", "--run-id", good, *db)
+    assert ran.exit_code == 0, ran.output
+    assert "greets" in ran.stdout and "sums" in ran.stdout and "2 passed" in ran.stdout
+    failed = await invoke("eval", "run", "tests.integration.eval_apps:bad", "--run-id", bad, "--trials", "2", *db)
+    assert failed.exit_code == 1, failed.output  # a case failed
+    assert "failed: right_sum" in failed.stdout and "0/2" in failed.stdout
+    assert (await invoke("eval", "run", "tests.integration.eval_apps:bad_then_fixed", "--run-id", fixed, *db)).exit_code == 1
+
+    listed = await invoke("eval", "list", *db)
+    assert listed.exit_code == 0, listed.output
+    assert all(run in listed.stdout for run in (good, bad, fixed)) and "in_process" in listed.stdout
+
+    shown = await invoke("eval", "show", bad, "--case", "sums", *db)
+    assert shown.exit_code == 0, shown.output
+    assert "✗ right_sum" in shown.stdout and "✓ used_lookup" in shown.stdout
+    assert "calc → lookup" in shown.stdout and "the sum is 3" in shown.stdout  # the stored trace, both trials
+    assert shown.stdout.count("the sum is 3") == 2
+
+    compared = await invoke("eval", "compare", good, bad, *db)
+    assert compared.exit_code == 0, compared.output
+    assert "regression right_sum" in compared.stdout
+    assert "1 case regressions, 0 case fixes; 1 metric regressions, 0 metric fixes" in compared.stdout
+    both_ways = await invoke("eval", "compare", bad, fixed, *db)
+    assert "1 case regressions, 1 case fixes; 1 metric regressions, 1 metric fixes" in both_ways.stdout
+    assert "fix right_sum" in both_ways.stdout and "regression says_hello" in both_ways.stdout
+
+    missing = await invoke("eval", "show", "no-such-run", *db)
+    assert missing.exit_code == 1 and "no eval run 'no-such-run'" in missing.stderr
+
+
+async def test_run_durable_on_a_configured_stack(durable_stack: DurableStack) -> None:
+    run_id = _id()
+    ran = await invoke(
+        "eval", "run", "examples.eval_chest_pain", "--durable", "--trials", "2", "--parallel", "1", "--run-id", run_id,
+        "--address", durable_stack.address, "--database-url", durable_stack.database_url,
+        env={"ADK_TASK_QUEUE": durable_stack.task_queue},
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "chest-pain-escalation" in ran.stdout and "2/2" in ran.stdout
+    store = EvalResultStore(durable_stack.database_url)
+    try:
+        detail = await store.get_run(run_id)
+    finally:
+        await store.close()
+    assert detail is not None and detail.run.mode == "durable" and detail.run.config == {"trials": 2, "max_concurrency": 1}
+    assert [(t.trial, t.status) for t in detail.trials] == [(0, "passed"), (1, "passed")]
+
+    failing = await invoke(
+        "eval", "run", "tests.integration.eval_apps:failing", "--durable", "--address", durable_stack.address,
+        "--database-url", durable_stack.database_url, env={"ADK_TASK_QUEUE": durable_stack.task_queue},
+    )
+    assert failing.exit_code == 1, failing.output
+
+
+def test_durable_run_on_an_embedded_stack_then_list(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
+    env |= {"HOME": str(tmp_path), "PYTHONPATH": str(REPO), **ENV}
+
+    def adkt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "adkt.main", "eval", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    ran = adkt("run", "examples.eval_chest_pain", "--durable", "--run-id", "first")
+    assert ran.returncode == 0, ran.stderr
+    assert "starting an embedded stack" in ran.stderr and "chest-pain-escalation" in ran.stdout
+    listed = adkt("list")  # reads the embedded Postgres the run left under .adk/
+    assert listed.returncode == 0, listed.stderr
+    assert "first" in listed.stdout and "durable" in listed.stdout

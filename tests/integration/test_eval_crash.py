@@ -1,0 +1,120 @@
+"""A 10-case eval suite whose worker is SIGKILLed mid-suite: a fresh worker finishes it, no completed
+model call (or mocked tool call) runs twice, and the persisted results are complete."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from adk_core.eval.store import EvalResultStore
+from adk_core.sessions.sql import DatabaseSessionService, migrate
+from adkt.client import connect
+from adkt.embedded import TemporalDevServer
+from tests.integration import eval_crash_app as app
+from workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = "tests.integration.eval_crash_app:cases"
+
+
+def _start_worker(address: str, database_url: str, task_queue: str, folder: Path, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVAL_CRASH_DIR": str(folder)}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "worker.py", "--eval", SUITE, "--address", address, "--database-url", database_url,
+             "--task-queue", task_queue],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+
+async def _until(check, worker: subprocess.Popen, log: Path, what: str, timeout: float = 60.0) -> None:  # noqa: ANN001
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if worker.poll() is not None:
+            raise AssertionError(f"worker exited with {worker.returncode}:\n{log.read_text()[-3000:]}")
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{what} never happened; worker log:\n{log.read_text()[-3000:]}")
+        await asyncio.sleep(0.05)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+async def test_a_suite_survives_its_worker_being_killed(
+    temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+) -> None:
+    await migrate(database_url)
+    folder = tmp_path / "crash"
+    folder.mkdir()
+    (folder / "armed").write_text("")
+    log = tmp_path / "worker.log"
+    task_queue = f"eval-crash-{uuid.uuid4().hex[:8]}"
+    run_id = f"crash-{uuid.uuid4().hex[:6]}"
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=database_url)
+    hung = [folder / f"hang-case{i}" for i in range(app.HANG_FROM, app.HANG_FROM + 4)]
+
+    workers = [_start_worker(temporal_server.address, database_url, task_queue, folder, log)]
+    try:
+        handle = await client.start_workflow(
+            EvalSuiteWorkflow.run, EvalSuiteInput(suite=SUITE, run_id=run_id, max_concurrency=4),
+            id=f"adk-eval/{run_id}", task_queue=task_queue, result_type=EvalSuiteRunResult,
+        )
+        # Cases 0-3 finish; 4-7 then take every slot and hang in their second model call, so nothing
+        # else is in flight when the worker dies; 8 and 9 have not started.
+        await _until(lambda: all(p.exists() for p in hung), workers[0], log, "four hanging model calls")
+        before = _lines(folder / app.CALLS_LOG)
+        assert {line.split()[0] for line in before} == {f"case{i}" for i in range(app.HANG_FROM + 4)}
+        os.kill(workers[0].pid, signal.SIGKILL)
+        workers[0].wait(timeout=10)
+        (folder / "armed").unlink()
+        workers.append(_start_worker(temporal_server.address, database_url, task_queue, folder, log))
+        result = await asyncio.wait_for(handle.result(), timeout=120)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait(timeout=10)
+
+    assert result.summary.total == app.N_CASES and result.summary.passed == app.N_CASES, result.summary
+    calls = _lines(folder / app.CALLS_LOG)
+    keys = Counter(" ".join(line.split()[:2]) for line in calls)
+    assert [k for k, n in keys.items() if n > 1] == [], "a completed model call ran twice"
+    assert len(keys) == 3 * app.N_CASES
+    # Calls completed before the kill were not run again; those hanging at the kill completed once,
+    # on the fresh worker.
+    pid = {" ".join(line.split()[:2]): int(line.split()[-1]) for line in calls}
+    assert all(pid[" ".join(line.split()[:2])] == workers[0].pid for line in before)
+    assert {pid[f"case{i} call2"] for i in range(app.HANG_FROM, app.HANG_FROM + 4)} == {workers[1].pid}
+    tools = Counter(line.split()[0] for line in _lines(folder / app.TOOLS_LOG))
+    assert tools == Counter({f"k{i}": 1 for i in range(app.N_CASES)})
+
+    store = EvalResultStore(database_url)
+    try:
+        detail = await store.get_run(run_id)
+        assert detail is not None
+        assert detail.run.status == "passed" and detail.run.mode == "durable"
+        assert detail.run.summary is not None and detail.run.summary.passed == app.N_CASES
+        assert sorted(c.case_name for c in detail.cases) == sorted(f"case-{i}" for i in range(app.N_CASES))
+        assert [(t.status, t.turns, sorted(t.metrics)) for t in detail.trials] == [("passed", 2, ["doubled", "looked_up"])] * 10
+        sessions = DatabaseSessionService(store.engine)
+        for trial in detail.trials:
+            ref = trial.session
+            assert ref is not None
+            session = await sessions.get_session(app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id)
+            assert session is not None
+            ids = [e.id for e in session.events]
+            assert len(ids) == len(set(ids))
+            assert session.events[-1].text.startswith("doubled ")
+    finally:
+        await store.close()

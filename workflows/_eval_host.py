@@ -1,0 +1,160 @@
+"""DurableCaseHost: what ``drive_case`` needs, inside an EvalCaseWorkflow (adk_core/eval/host.py).
+
+Each trial gets its own sessions in the session store: the main session (the trace metrics read and
+`adkt eval show` prints) and the user agents' session, both under app names of the trial's own
+(``eval:<case>@<run>/<trial>``, and ``...:users@...``). Sessions alone would not isolate trials:
+``app:`` state belongs to an app name, and every trial of a case runs the same registered app. So a
+trial's sessions are *stored* under its own name while agents and tools are *looked up* under the
+registered one (``TemporalRuntime(app_name=...)`` is what activities resolve). A system with
+child-workflow branches or agent tools keeps the registered name (the child reads the session by
+it), and then only session ids keep trials apart.
+
+Model calls (system, user agents, judges) are ``adk.generate_content`` activities and mocked or
+passed-through tools ``adk.run_tool`` activities, by way of TemporalRuntime; scripted users,
+bridges and metrics run here, in the workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from activities import contracts as c
+    from adk_core.agents.base import BaseAgent
+    from adk_core.agents.llm_agent import LlmAgent
+    from adk_core.app import App
+    from adk_core.eval import CaseApps, EvalCase
+    from adk_core.ids import MAX_ID_LENGTH
+    from adk_core.runner import Runner
+    from adk_core.runtime import Runtime
+    from adk_core.sessions import InMemorySessionService, Session
+    from adk_core.tools.agent_tool import AgentTool
+    from adk_core.types import Content, Event
+
+    from ._invocation import DurableInvoker
+    from .runtime import TemporalRuntime
+    from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
+
+EVAL_USER_ID = "eval-user"
+MAX_LLM_CALLS = 500
+
+
+def storage_app_name(registered: str, run_id: str, trial: int) -> str:
+    """``<registered>@<run>/<trial>``; hashed down when that is longer than an id may be."""
+    name = f"{registered}@{run_id}/{trial}"
+    if len(name) <= MAX_ID_LENGTH:
+        return name
+    return f"{registered[: MAX_ID_LENGTH - 18]}@{hashlib.sha256(name.encode()).hexdigest()[:17]}"
+
+
+def uses_child_workflows(agent: BaseAgent) -> bool:
+    if agent.durable.get("child_workflow"):
+        return True
+    tools = getattr(agent, "tools", [])
+    nested = [t.agent for t in tools if isinstance(t, AgentTool)]
+    return any(uses_child_workflows(a) for a in [*agent.sub_agents, *nested])
+
+
+class _TrialInvoker(DurableInvoker):
+    """A DurableInvoker whose session is stored under ``key`` (the trial's app name) while agents
+    and tools resolve under ``app.name``. With ``shared``, it runs ``agent`` on the other invoker's
+    session, services and runtime (user agents take turns on, or share, one session).
+
+    DurableInvoker's constructor uses one name for both, so this sets the same attributes itself.
+    """
+
+    def __init__(self, app: App, key: c.SessionKey, *, agent: BaseAgent | None = None,
+                 shared: _TrialInvoker | None = None) -> None:  # fmt: skip
+        self.key = key
+        self.sessions = shared.sessions if shared else DurableSessionService(key)
+        self.runtime = shared.runtime if shared else TemporalRuntime(app_name=app.name, sessions=self.sessions)
+        self.session = shared.session if shared else None
+        self.runner = Runner(
+            app_name=app.name, agent=agent or app.root_agent, plugins=app.plugins, session_service=self.sessions,
+            artifact_service=DurableArtifactService(key), memory_service=DurableMemoryService(key),
+            runtime=self.runtime,
+        )
+
+    async def run(self, message: Content, state_delta: dict[str, Any] | None) -> list[Event]:
+        events: list[Event] = []
+        await self.invoke(message, state_delta=state_delta, max_llm_calls=MAX_LLM_CALLS, events=events)
+        return [e for e in events if not e.partial]
+
+
+class DurableCaseHost:
+    """One trial of ``case`` in the current workflow (adk_core.eval.CaseHost)."""
+
+    def __init__(self, case: EvalCase, apps: CaseApps, *, run_id: str, trial: int) -> None:
+        self.case = case
+        self.apps = apps
+        isolate = not uses_child_workflows(apps.system.root_agent)
+
+        def key(app: App, session: str) -> c.SessionKey:
+            app_name = storage_app_name(app.name, run_id, trial) if isolate else app.name
+            return c.SessionKey(app_name=app_name, user_id=EVAL_USER_ID, session_id=f"{run_id}/{trial}/{session}")
+
+        self._main = _TrialInvoker(apps.system, key(apps.system, "main"))
+        self._users = _TrialInvoker(apps.users, key(apps.users, "users"))
+        self._users_ready = asyncio.Lock()
+        self._user_invokers: dict[str, _TrialInvoker] = {}
+        # Judges read a transcript and answer once: a scratch session in the workflow is enough.
+        self._judge_key = key(apps.judges, "judge")
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._main.runtime
+
+    async def start(self, *, initial_state: dict[str, Any]) -> None:
+        _check_new(await self._main.load(create=True, initial_state=initial_state))
+
+    async def _user_session(self) -> Session:
+        """The user agents' session, created when a user agent first runs (many cases have none)."""
+        async with self._users_ready:  # parallel tool yields ask at once; one load
+            if self._users.session is None:
+                _check_new(await self._users.load(create=True, initial_state=None))
+        assert self._users.session is not None
+        return self._users.session
+
+    async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Event]:
+        return await self._main.run(message, state_delta)
+
+    async def run_user_agent(self, agent: BaseAgent, message: Content) -> list[Event]:
+        await self._user_session()
+        invoker = self._user_invokers.get(agent.name)
+        if invoker is None:
+            invoker = _TrialInvoker(self.apps.users, self._users.key, agent=agent, shared=self._users)
+            self._user_invokers[agent.name] = invoker
+        return await invoker.run(message, None)
+
+    async def main_session(self) -> Session:
+        assert self._main.session is not None, "start() loads the sessions first"
+        return self._main.session
+
+    async def user_session(self) -> Session:
+        return await self._user_session()
+
+    async def run_judge(self, agent: LlmAgent, message: Content) -> list[Event]:
+        runtime = TemporalRuntime(app_name=self.apps.judges.name, sessions=DurableSessionService(self._judge_key))
+        runner = Runner(
+            app_name=self._judge_key.app_name, agent=agent, runtime=runtime, auto_create_session=True,
+            session_service=InMemorySessionService(clock=runtime.now, id_factory=runtime.new_id),
+        )
+        session_id = f"judge-{runtime.new_id()}"
+        events = runner.run_async(user_id=EVAL_USER_ID, session_id=session_id, new_message=message)
+        return [e async for e in events if not e.partial]
+
+
+def _check_new(session: Session) -> None:
+    if session.events:
+        # A trial's sessions are new; finding events means the run id was used before.
+        raise ApplicationError(
+            f"eval session {session.id!r} of app {session.app_name!r} already has events; start the suite with a "
+            "new run id",
+            type="ConfigurationError",
+            non_retryable=True,
+        )
