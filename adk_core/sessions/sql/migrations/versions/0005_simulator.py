@@ -7,16 +7,12 @@ Create Date: 2026-11-24
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "0005"
-# 0004 (evaluation results) is being written beside this one; until it is committed, a checkout
-# without it must still have one line of migrations. Becomes plain "0004" once 0004 is committed.
-down_revision = "0004" if any(Path(__file__).parent.glob("0004_*.py")) else "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
