@@ -14,7 +14,7 @@ from adk_core.eval.store import EvalResultStore
 
 from . import eval_contracts as ec
 from .adk_activities import _fail_fast_on_adk_errors
-from .eval_cases import load_cases, register_case
+from .eval_cases import load_cases, normalize_ref, register_case
 
 
 class EvalActivities:
@@ -58,7 +58,8 @@ class EvalActivities:
                 )
             cases = [c for c in cases if c.name in input.names]
         return ec.ListCasesResult(
-            cases=[ec.CaseInfo(name=c.name, trials=c.trials, description=c.description) for c in cases]
+            cases=[ec.CaseInfo(name=c.name, trials=c.trials, description=c.description) for c in cases],
+            suite=normalize_ref(input.suite),
         )
 
     @activity.defn(name=ec.RECORD_RUN)

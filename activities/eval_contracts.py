@@ -29,6 +29,8 @@ class CaseInfo(BaseModel):
 
 class ListCasesResult(BaseModel):
     cases: list[CaseInfo] = Field(default_factory=list)
+    suite: str = ""
+    """The reference in module form (a file path resolved where the worker runs), for the children."""
 
 
 class RecordRunInput(BaseModel):

@@ -103,6 +103,7 @@ class EvalSuiteWorkflow:
             start_to_close_timeout=LIST_TIMEOUT, retry_policy=STORE_RETRY, summary=f"list {input.suite}",
         )
         plan = [(case.name, input.trials or case.trials) for case in listed.cases]
+        suite = listed.suite or input.suite  # children import by module name, never by file path
         self._progress.total = sum(trials for _, trials in plan)
         if input.record:
             config = input.model_dump(exclude={"suite", "run_id", "record"}, exclude_defaults=True)
@@ -117,7 +118,7 @@ class EvalSuiteWorkflow:
                     return None
                 label = f"{name}#{index}"
                 self._progress.running.append(label)
-                result = await self._run_trial(input, run_id, name, index)
+                result = await self._run_trial(input, suite, run_id, name, index)
                 self._progress.running.remove(label)
                 self._count(result)
                 if input.stop_on_first_failure and not result.passed:
@@ -139,8 +140,8 @@ class EvalSuiteWorkflow:
             run_id=run_id, suite=input.suite, summary=summary, results=results, duration_ms=(ended - started) * 1000.0
         )
 
-    async def _run_trial(self, input: EvalSuiteInput, run_id: str, name: str, index: int) -> EvalResult:
-        child = EvalCaseInput(suite=input.suite, case_name=name, run_id=run_id, trial=index, record=input.record)
+    async def _run_trial(self, input: EvalSuiteInput, suite: str, run_id: str, name: str, index: int) -> EvalResult:
+        child = EvalCaseInput(suite=suite, case_name=name, run_id=run_id, trial=index, record=input.record)
         try:
             return await workflow.execute_child_workflow(
                 EvalCaseWorkflow.run, child, result_type=EvalResult,
