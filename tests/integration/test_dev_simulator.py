@@ -64,7 +64,10 @@ async def test_adkt_dev_serves_the_simulator(database_url: str, tmp_path: Path) 
         state = await _dev_state(process, tmp_path / "adk" / DEV_STATE_FILE)
         sim_url = state["sim_url"]
         assert sim_url.startswith("http://127.0.0.1:")
-        assert f"Simulator     {sim_url}" in log.read_text()
+        # The panel is printed around when the state file is written: give the log a moment.
+        async with asyncio.timeout(20):
+            while f"Simulator     {sim_url}" not in log.read_text():
+                await asyncio.sleep(0.2)
         adk = AdkClient(await connect(state["address"], namespace=state["namespace"]), task_queue=task_queue)
         session_id = f"s-{uuid.uuid4().hex[:8]}"
         async with httpx.AsyncClient(base_url=sim_url, timeout=30) as http:
