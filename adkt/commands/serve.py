@@ -16,7 +16,7 @@ DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="session
 
 
 def worker(
-    app: Annotated[list[str], typer.Option("--app", help="module:attr of an App (repeatable)")],
+    app: Annotated[list[str] | None, typer.Option("--app", help="module:attr of an App (repeatable)")] = None,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
     task_queue: Annotated[str | None, typer.Option("--task-queue", help="default: ADK_TASK_QUEUE or 'adk'")] = None,
@@ -30,14 +30,19 @@ def worker(
     log_level: Annotated[
         str | None, typer.Option("--log-level", help="DEBUG, INFO, WARNING... (default: ADK_LOG_LEVEL or INFO)")
     ] = None,
+    eval_cases: Annotated[
+        list[str] | None, typer.Option("--eval", help="module:attr of eval cases to serve durably (repeatable)")
+    ] = None,
 ) -> None:
-    """Run a worker for the apps until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
-    run_async(_worker(app, address, database_url, task_queue, unsandboxed, log_level))
+    """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
+    if not app and not eval_cases:
+        raise typer.BadParameter("give at least one --app module:attr (or --eval module:attr)")
+    run_async(_worker(app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or []))
 
 
 async def _worker(
     specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False,
-    log_level: str | None = None,
+    log_level: str | None = None, eval_cases: list[str] | None = None,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
@@ -55,8 +60,9 @@ async def _worker(
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
         options = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
-        built = build_worker(client, apps, task_queue=queue, **services, **options)
-        err.print(f"worker for {', '.join(a.name for a in apps)} on task queue {queue!r} at {client.service_client.config.target_host}")
+        built = build_worker(client, apps, task_queue=queue, eval_cases=eval_cases or (), **services, **options)
+        served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
+        err.print(f"worker for {', '.join(served)} on task queue {queue!r} at {client.service_client.config.target_host}")
         task = asyncio.create_task(built.run())
         try:
             await wait_for_signal(task)
