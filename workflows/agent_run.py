@@ -17,7 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.types import Event
 
     from ._invocation import DurableInvoker, check_reply, pending_requests
-    from ._simulator import SUBMIT_DECISION, SimulatorDecision, SimulatorMailbox, SimulatorUpdates
+    from ._simulator import SimulatorMailbox, SimulatorUpdates
     from .contracts import (
         AgentBranchInput,
         AgentBranchResult,
@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 @workflow.defn(name="AgentRunWorkflow", failure_exception_types=[AdkError])
-class AgentRunWorkflow:
+class AgentRunWorkflow(SimulatorUpdates):
     @workflow.init
     def __init__(self, input: AgentRunInput) -> None:
         self._events: list[Event] = []
@@ -76,18 +76,6 @@ class AgentRunWorkflow:
     @reply.validator
     def _check_reply(self, reply: Reply) -> None:
         check_reply(reply.call_id, pending_requests(self._events))
-
-    @workflow.update(name=SUBMIT_DECISION)
-    async def submit_decision(self, decision: SimulatorDecision) -> None:
-        """A person's answer to a model request of a SimulatorPlugin target (checked by the simulator first)."""
-        self._simulator.deliver(decision)
-
-    @submit_decision.validator
-    def _check_decision(self, decision: SimulatorDecision) -> None:
-        reason = self._simulator.refusal(decision)
-        if reason:
-            raise ValueError(reason)
-
 
 @workflow.defn(name="AgentToolWorkflow", failure_exception_types=[AdkError])
 class AgentToolWorkflow(SimulatorUpdates):
