@@ -19,12 +19,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import create_async_engine
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
     Client,
     RPCTimeoutOrCancelledError,
     WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
@@ -64,6 +65,8 @@ T = TypeVar("T")
 _TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.RESOURCE_EXHAUSTED,
               RPCStatusCode.CANCELLED, RPCStatusCode.ABORTED, RPCStatusCode.UNKNOWN}
 TASK_FAILURE_CHECK_SECONDS = 5.0
+FOLLOW_LIVENESS_POLLS = 20
+"""While following a queued turn, check this often (in polls) that the conversation still runs."""
 READ_BACK_ROUNDS = 5
 """How often a send is repeated (same message id) to read back a result only the store holds."""
 
@@ -211,7 +214,12 @@ class AdkClient:
                     return
                 if result.done() and result.exception() is not None:
                     raise result.exception()  # type: ignore[misc]
-                await asyncio.wait([result], timeout=poll_interval)
+                if result.done():  # queued by signal: nothing left to wait on but the query
+                    if status.state == "unknown":
+                        raise MessageRejectedError(f"the conversation has no record of message {query.message_id!r}")
+                    await asyncio.sleep(poll_interval)
+                else:
+                    await asyncio.wait([result], timeout=poll_interval)
         finally:
             if not result.done():
                 result.cancel()
@@ -311,6 +319,7 @@ class AdkClient:
         query = TurnQuery(message_id=message_id)
         delay = 0.05
         deadline = time.monotonic() + self.retry_seconds
+        polls = 0
         while True:
             try:
                 status: TurnStatus = await handle.query(SessionWorkflow.turn, query, result_type=TurnStatus)
@@ -329,6 +338,9 @@ class AdkClient:
                     f"the conversation has no record of message {message_id!r}; it may have ended (idle) before "
                     "running it: send the message again"
                 )
+            polls += 1
+            if polls % FOLLOW_LIVENESS_POLLS == 0:
+                await _require_running(handle, message_id)
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 1.0)
 
@@ -401,6 +413,16 @@ class AdkClient:
         )
 
 
+async def _require_running(handle: WorkflowHandle, message_id: str) -> None:
+    """Raise when the conversation's workflow has closed: a message still queued there never runs."""
+    description = await handle.describe()
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        raise MessageRejectedError(
+            f"the conversation ended ({description.status.name if description.status else 'closed'}) before running "
+            f"message {message_id!r}; send it again"
+        )
+
+
 def _check_state(state: dict[str, Any], what: str) -> None:
     """The session store's own rules, before anything is sent: key names, JSON values, no NaN, no NUL."""
     validate_state_delta(state)
@@ -449,13 +471,20 @@ async def workflow_task_failure(client: Client, workflow_id: str) -> str | None:
         return None
     for event in history.history.events:
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-            failure = event.workflow_task_failed_event_attributes.failure
-            return failure.message or "unknown failure"
+            attributes = event.workflow_task_failed_event_attributes
+            if attributes.cause not in _WORKER_FAILURES:
+                return None  # routine (e.g. a signal arrived while the task completed): retried at once
+            return attributes.failure.message or "unknown failure"
         if event.event_type in _TASK_ENDS:
             return None
     return None
 
 
+_WORKER_FAILURES = {
+    # The worker could not run the workflow code: what a fix must be deployed for.
+    WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
+    WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
+}
 _TASK_ENDS = {
     EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
     EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import contracts as c
@@ -92,15 +92,19 @@ class DurableInvoker:
         try:
             await self.sessions.flush()
             return
-        except Exception as flush_error:  # noqa: BLE001  (the turn's own error is the one to report)
+        except Exception as flush_error:
+            if not _refused_by_store(flush_error):
+                raise  # not about the data: the events stay queued for the next commit
             log_warning(f"a failed turn's events could not be stored ({flush_error}); reloading the session")
+        # The store refuses these events (e.g. a NUL in a tool's output): drop them and read the
+        # session back, so the next turn starts from what is stored instead of failing forever.
         self.sessions.unacked.clear()
         try:
             session = await self.load(create=False, initial_state=None)
             error = new_event(ctx, author=ctx.agent.name, error_code=error_type, error_message=error_message[:4000])
             await self.sessions.append_event(session, error)
             await self.sessions.flush()
-        except Exception as reload_error:  # noqa: BLE001
+        except Exception as reload_error:  # noqa: BLE001  (the turn's own error is the one to report)
             log_warning(f"could not store the error event of a failed turn: {reload_error}")
 
     async def stored_events_of(self, invocation_id: str, *, look_back: int) -> list[Event]:
@@ -156,6 +160,13 @@ def check_reply(call_id: str, pending: list[PendingRequest]) -> None:
     if not any(p.call_id == call_id for p in pending):
         known = ", ".join(p.call_id for p in pending) or "none"
         raise ValueError(f"no pending request has call id {call_id!r}; pending call ids: {known}")
+
+
+def _refused_by_store(error: Exception) -> bool:
+    """Whether the store refused the data itself (a non-retryable error), not just failed to answer.
+    A failed local activity surfaces as its ApplicationError, a regular one wrapped in ActivityError."""
+    cause = error.cause if isinstance(error, ActivityError) else error
+    return isinstance(cause, ApplicationError) and cause.non_retryable
 
 
 def log_warning(message: str) -> None:

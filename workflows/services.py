@@ -29,7 +29,13 @@ STORE_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10), maximum_attempts=20
 )
 """About two and a half minutes of retries: long enough to ride out a Postgres restart or
-failover; errors about the data itself are non-retryable and stop at once (activities)."""
+failover; errors about the data itself are non-retryable and stop at once (activities). Used for
+artifacts and memory, which a tool or the model can do without."""
+SESSION_STORE_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10))
+"""No attempt limit, on purpose: a conversation cannot go on without its session, and giving up
+would fail the workflow and lose what it holds (queued messages, idempotency keys, a turn's
+events not yet stored). Only transient errors retry (a store outage); errors about the data are
+non-retryable and fail the turn at once (activities._fail_fast_on_adk_errors)."""
 
 
 class DurableSessionService(SessionService):
@@ -119,13 +125,14 @@ class DurableSessionService(SessionService):
         )
 
     async def _store(self, name: str, arg: Any, result_type: type, *, summary: str) -> Any:
+        # The session's own loads and commits retry until the store is back (SESSION_STORE_RETRY).
         if self._local:
             return await workflow.execute_local_activity(
-                name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY,
+                name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=SESSION_STORE_RETRY,
                 summary=summary,
             )
         return await workflow.execute_activity(
-            name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY,
+            name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=SESSION_STORE_RETRY,
             summary=summary,
         )
 

@@ -105,6 +105,8 @@ class SessionWorkflow:
             if self._queue:
                 continue
             await invoker.sessions.flush()
+            if self._queue or not workflow.all_handlers_finished():
+                continue  # something arrived while the flush ran: serve it first
             workflow.continue_as_new(input.model_copy(update={"carried": self._carry()}))
         await workflow.wait_condition(workflow.all_handlers_finished)
 
@@ -202,13 +204,14 @@ class SessionWorkflow:
         """A reply by signal (see queue_message); one that cannot be accepted is recorded as a
         failed turn under its reply id, for the client following it."""
         reply_id = reply.reply_id or str(workflow.uuid4())
+        if self._is_known(reply_id):
+            return  # a repeated signal: the first one's turn stands
         reason = self._reply_refusal(reply)
         if reason:
             self._keep(TurnOutcome(message_id=reply_id, error_type="MessageRejected", error_message=reason))
             return
-        if not self._is_known(reply_id):
-            content = reply_content(reply.call_id, self.pending(), reply.response)
-            self._enqueue(SendMessage(message=content, message_id=reply_id))
+        content = reply_content(reply.call_id, self.pending(), reply.response)
+        self._enqueue(SendMessage(message=content, message_id=reply_id))
 
     def _enqueue(self, message: SendMessage) -> str:
         message_id = self._message_id(message)
