@@ -46,7 +46,7 @@ from ..tools.agent_tool import AgentTool
 from ..tools.base import BaseTool, Toolset
 from ..tools.builtin import ExitLoopTool, LoadArtifactsTool, LoadMemoryTool, TransferToAgentTool
 from ..tools.execution import ToolExecution
-from ..tools.function_tool import CONFIRMATION_REJECTED_ERROR, CONFIRMATION_REQUIRED_ERROR, FunctionTool
+from ..tools.function_tool import FunctionTool, confirmation_step
 from .mocks import MockToolContext, ToolMock, check_passthrough
 
 _FRAMEWORK_TOOLS = (TransferToAgentTool, ExitLoopTool, LoadMemoryTool, LoadArtifactsTool)
@@ -159,15 +159,7 @@ async def _confirmation_gate(tool: BaseTool, args: dict[str, Any], tool_context:
         needed = bool(await call_maybe_async(rule, **kwargs))
     else:
         needed = bool(rule)
-    if not needed:
-        return None
-    if tool_context.tool_confirmation is None:
-        tool_context.request_confirmation(hint=f"Please approve or reject the call to '{tool.name}'.")
-        tool_context.actions.skip_summarization = True
-        return {"error": CONFIRMATION_REQUIRED_ERROR}
-    if not tool_context.tool_confirmation.confirmed:
-        return {"error": CONFIRMATION_REJECTED_ERROR}
-    return None
+    return confirmation_step(tool.name, tool_context) if needed else None
 
 
 class InterceptedToolset:

@@ -78,12 +78,9 @@ class FunctionTool(BaseTool):
         except InvalidInputError as e:
             return {"error": str(e)}
         if await self._needs_confirmation(kwargs, tool_context):
-            if tool_context.tool_confirmation is None:
-                tool_context.request_confirmation(hint=f"Please approve or reject the call to '{self.name}'.")
-                tool_context.actions.skip_summarization = True
-                return {"error": CONFIRMATION_REQUIRED_ERROR}
-            if not tool_context.tool_confirmation.confirmed:
-                return {"error": CONFIRMATION_REJECTED_ERROR}
+            refusal = confirmation_step(self.name, tool_context)
+            if refusal is not None:
+                return refusal
         if self._context_param:
             kwargs[self._context_param] = tool_context
         if self._is_async:
@@ -104,6 +101,18 @@ class FunctionTool(BaseTool):
             call_kwargs["tool_context"] = tool_context
         result = rule(**call_kwargs)
         return bool(await result if inspect.isawaitable(result) else result)
+
+
+def confirmation_step(tool_name: str, tool_context: ToolContext) -> dict[str, Any] | None:
+    """For a call that needs confirmation: ask for it (first time) or refuse it (rejected); None
+    when it was confirmed and the call may run."""
+    if tool_context.tool_confirmation is None:
+        tool_context.request_confirmation(hint=f"Please approve or reject the call to '{tool_name}'.")
+        tool_context.actions.skip_summarization = True
+        return {"error": CONFIRMATION_REQUIRED_ERROR}
+    if not tool_context.tool_confirmation.confirmed:
+        return {"error": CONFIRMATION_REJECTED_ERROR}
+    return None
 
 
 class LongRunningFunctionTool(FunctionTool):
