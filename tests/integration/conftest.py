@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import pytest_asyncio
 from temporalio.worker import Worker
 
+from activities import register_app
+from adk_core import App
 from adk_core.sessions import SessionService
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
@@ -25,6 +27,10 @@ class DurableStack:
     task_queue: str
     database_url: str
     address: str
+
+    def register(self, app: App) -> App:
+        """Serve ``app`` from the stack's worker (apps are added while the worker runs)."""
+        return register_app(app)
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
