@@ -36,8 +36,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import AdkError, InvalidInputError
 from adk_core.ids import escape_id_part, validate_session_key
-from adk_core.sessions.sql._json import dumps as storable_json
-from adk_core.sessions.sql.engine import postgres_url
+from adk_core.sql import dumps as storable_json
+from adk_core.sql import postgres_url
 from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
 from adkt.settings import Settings

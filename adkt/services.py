@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from adk_core.artifacts.sql import DatabaseArtifactService
 from adk_core.errors import ConfigurationError
 from adk_core.memory.sql import DatabaseMemoryService
-from adk_core.sessions.sql import DatabaseSessionService, migrate
-from adk_core.sessions.sql.engine import postgres_url
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sql import migrate, postgres_url
 from adkt.settings import Settings
 from workflows.payload_storage import PostgresPayloadDriver
 

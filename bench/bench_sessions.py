@@ -40,9 +40,10 @@ from rich.table import Table  # noqa: E402
 from sqlalchemy.ext.asyncio import create_async_engine  # noqa: E402
 
 from adk_core.sessions import GetSessionConfig  # noqa: E402
-from adk_core.sessions.sql import DatabaseSessionService, migrate  # noqa: E402
-from adk_core.sessions.sql.schema import events as events_table  # noqa: E402
-from adk_core.sessions.sql.schema import sessions as sessions_table  # noqa: E402
+from adk_core.sessions.sql import DatabaseSessionService  # noqa: E402
+from adk_core.sql import migrate  # noqa: E402
+from adk_core.sql.schema import events as events_table  # noqa: E402
+from adk_core.sql.schema import sessions as sessions_table  # noqa: E402
 from adk_core.types import Content, Event, EventActions  # noqa: E402
 from adkt.embedded import EmbeddedPostgres  # noqa: E402
 

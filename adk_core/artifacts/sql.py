@@ -19,15 +19,13 @@ from adk_core.artifacts.base import (
 )
 from adk_core.ids import validate_session_key
 from adk_core.runtime import wall_clock
-from adk_core.sessions.sql._errors import store_errors
-from adk_core.sessions.sql._json import dumps_model, jsonb
-from adk_core.sessions.sql.engine import SqlStore
-from adk_core.sessions.sql.schema import artifacts
+from adk_core.sql import SqlStore, dumps_model, jsonb, store_errors
+from adk_core.sql.schema import artifacts
 from adk_core.types import Part
 
 
 class DatabaseArtifactService(SqlStore, ArtifactService):
-    """Artifacts in the adk_artifacts table (created by ``adk_core.sessions.sql.migrate``).
+    """Artifacts in the adk_artifacts table (created by ``adk_core.sql.migrate``).
 
     A save takes a transaction-scoped advisory lock on its (app, user, scope, filename) and inserts
     version max + 1, so concurrent saves of one name get distinct, gap-free versions. Ids, names and

@@ -1,6 +1,6 @@
 """Eval results in Postgres: suite runs, their cases and every trial, so runs can be listed and compared.
 
-    store = EvalResultStore(url_or_engine)         # tables adk_eval_* (adk_core.sessions.sql.migrate)
+    store = EvalResultStore(url_or_engine)         # tables adk_eval_* (adk_core.sql.migrate)
     await store.start_run(RunRecord(...))          # the suite begins (status "running")
     await store.record_trial(run_id, TrialRecord.from_result(result))   # as each trial ends
     await store.finish_run(run_id, status=..., summary=..., cases=[CaseRecord.from_result(r), ...])
@@ -26,10 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ..ids import validate_id
 from ..runtime import wall_clock
-from ..sessions.sql._errors import store_errors
-from ..sessions.sql._json import dumps, jsonb
-from ..sessions.sql.engine import SqlStore
-from ..sessions.sql.schema import eval_cases, eval_runs, eval_trials
+from ..sql import SqlStore, dumps, jsonb, store_errors
+from ..sql.schema import eval_cases, eval_runs, eval_trials
 from .metrics.base import MetricResult
 from .results import EvalError, EvalResult, EvalSummary, SessionRef, TokenUsage
 

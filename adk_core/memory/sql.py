@@ -13,10 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adk_core.ids import validate_id, validate_session_key
 from adk_core.memory.base import MemoryEntry, MemoryService, SearchMemoryResponse
 from adk_core.sessions import Session
-from adk_core.sessions.sql._errors import store_errors
-from adk_core.sessions.sql._json import dumps_model, jsonb_param
-from adk_core.sessions.sql.engine import SqlStore
-from adk_core.sessions.sql.schema import TEXT_SEARCH_CONFIG, memory_entries
+from adk_core.sql import SqlStore, dumps_model, jsonb_param, store_errors
+from adk_core.sql.schema import TEXT_SEARCH_CONFIG, memory_entries
 from adk_core.types import Content
 
 _WORD = re.compile(r"\w+")
@@ -24,7 +22,7 @@ MAX_QUERY_WORDS = 32
 
 
 class DatabaseMemoryService(SqlStore, MemoryService):
-    """Memory in the adk_memory_entries table (created by ``adk_core.sessions.sql.migrate``).
+    """Memory in the adk_memory_entries table (created by ``adk_core.sql.migrate``).
 
     Each event with text becomes one entry, keyed by app, user and event id: adding a session again
     (or after it grew) stores only the events not stored yet. Search is Postgres full-text search

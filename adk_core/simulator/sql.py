@@ -1,4 +1,4 @@
-"""SqlSimulatorStore: simulator sessions and events in Postgres (tables in adk_core.sessions.sql.schema).
+"""SqlSimulatorStore: simulator sessions and events in Postgres (tables in adk_core.sql.schema).
 
 The seed's promoted-field pattern: every row holds the full entity as JSONB and promotes the
 columns that queries use (ids, session, time, turn, payload type, status). Writes run the same
@@ -19,8 +19,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from ..sessions.sql.engine import SqlStore
-from ..sessions.sql.schema import simulator_events, simulator_sessions
+from ..sql import SqlStore
+from ..sql.schema import simulator_events, simulator_sessions
 from . import rules
 from .errors import SimulatorConflictError, SimulatorNotFoundError
 from .models import SessionEvent, SessionSummary, SimulatorSession
@@ -32,7 +32,7 @@ CHANNEL = "adk_simulator"
 
 class SqlSimulatorStore(SqlStore):
     """Args: a database URL (the store owns the engine) or an AsyncEngine (the caller owns it).
-    The tables come from the project's migrations (``adk_core.sessions.sql.migrate``)."""
+    The tables come from the project's migrations (``adk_core.sql.migrate``)."""
 
     def __init__(self, url_or_engine: str | URL | AsyncEngine, engine_kwargs: dict[str, Any] | None = None):
         super().__init__(url_or_engine, engine_kwargs)

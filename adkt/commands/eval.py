@@ -79,7 +79,7 @@ async def _in_process(target: str, *, trials: int | None, parallel: int | None, 
     from adk_core.eval import EvalSuiteResult, run_eval
     from adk_core.eval.results import summarize
     from adk_core.runtime import wall_clock
-    from adk_core.sessions.sql import migrate
+    from adk_core.sql import migrate
 
     cases = [dataclasses.replace(c, trials=trials) if trials else c for c in load_cases(target)]
     url = resolve_database_url(Settings.load(), database_url)
@@ -239,7 +239,7 @@ async def _store(database_url: str | None) -> AsyncIterator[EvalResultStore]:
     """The results store of the configured database, else of the embedded Postgres under .adk/."""
     from adk_core.errors import ConfigurationError
     from adk_core.eval.store import EvalResultStore
-    from adk_core.sessions.sql import migrate
+    from adk_core.sql import migrate
     from adkt.embedded import EmbeddedPostgres
 
     settings = Settings.load()

@@ -79,7 +79,7 @@ def migrate(database_url: DatabaseUrl = None) -> None:
 
 
 async def _migrate(database_url: str | None) -> None:
-    from adk_core.sessions.sql import migrate as migrate_database
+    from adk_core.sql import migrate as migrate_database
 
     await migrate_database(_require_url(resolve_database_url(Settings.load(), database_url)))
     err.print("database is up to date")

@@ -48,7 +48,7 @@ async def _export(session_id: str, database_url: str | None) -> None:
 
 
 async def _sim(host: str, port: int, address: str | None, database_url: str | None) -> None:
-    from adk_core.sessions.sql import migrate
+    from adk_core.sql import migrate
     from adkt.client import connect
     from adkt.commands._devstate import resolve
     from adkt.web.serve import durable_service, server

@@ -32,7 +32,7 @@ from temporalio import activity
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response
-from adk_core.sessions.sql.engine import postgres_url
+from adk_core.sql import postgres_url
 
 APP_NAME = "chaos"
 

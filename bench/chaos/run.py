@@ -191,7 +191,7 @@ async def _histories(run: Run, session_ids: list[tuple[str, str]]) -> list[analy
 async def _effects(database_url: str) -> dict[str, Any]:
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from adk_core.sessions.sql.engine import postgres_url
+    from adk_core.sql import postgres_url
 
     engine = create_async_engine(postgres_url(database_url))
     try:

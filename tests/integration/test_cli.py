@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from adk_core.sessions.sql import DatabaseSessionService, migrate
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sql import migrate
 from adk_core.types import Content, Event
 from adkt.main import app
 from examples.w1 import EXPECTED_FINAL_TEXT, USER_MESSAGE

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from adk_core.eval.store import EvalResultStore
-from adk_core.sessions.sql import migrate
+from adk_core.sql import migrate
 from adkt.main import app
 from tests.integration.conftest import DurableStack
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from adk_core.eval.store import EvalResultStore
-from adk_core.sessions.sql import DatabaseSessionService, migrate
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sql import migrate
 from adkt.client import connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import eval_crash_app as app

@@ -9,7 +9,7 @@ import pytest
 
 from adk_core.eval import EvalError, EvalSummary, MetricResult, SessionRef, TokenUsage
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
-from adk_core.sessions.sql import migrate
+from adk_core.sql import migrate
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
 from activities import register_app
-from adk_core.sessions.sql import migrate
 from adk_core.simulator import SessionView, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
+from adk_core.sql import migrate
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.web.deliver import temporal_deliver

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adk_core.sessions.sql import migrate
 from adk_core.simulator import SimulatorExport, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
+from adk_core.sql import migrate
 
 pytestmark = pytest.mark.integration
 

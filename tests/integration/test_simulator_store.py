@@ -10,7 +10,6 @@ import pytest
 import pytest_asyncio
 import sqlalchemy as sa
 
-from adk_core.sessions.sql import migrate
 from adk_core.simulator import (
     NotHeadOfQueueError,
     SessionEvent,
@@ -18,6 +17,7 @@ from adk_core.simulator import (
     TurnAlreadyAnsweredError,
 )
 from adk_core.simulator.sql import SqlSimulatorStore
+from adk_core.sql import migrate
 from tests.unit.simulator.test_rules_and_store import REQUEST, answer, ask
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from ._json import concat, jsonb_param
-from .schema import app_states, events, sessions, user_states
+from adk_core.sql import concat, jsonb_param
+from adk_core.sql.schema import app_states, events, sessions, user_states
 
 P = sa.bindparam
 

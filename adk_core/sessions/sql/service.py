@@ -25,13 +25,11 @@ from adk_core.sessions.base import (
     prepare_event_for_storage,
     stored_copy,
 )
+from adk_core.sql import SqlStore, dumps, dumps_model, store_errors
 from adk_core.state import merge_state, split_delta, validate_state_delta
 from adk_core.types import Event
 
 from . import _statements as q
-from ._errors import store_errors
-from ._json import dumps, dumps_model
-from .engine import SqlStore
 
 _EVENT_LIST = TypeAdapter(list[Event])
 
@@ -39,7 +37,7 @@ _EVENT_LIST = TypeAdapter(list[Event])
 class DatabaseSessionService(SqlStore, SessionService):
     """Sessions in Postgres: tables adk_sessions, adk_events, adk_app_states, adk_user_states.
 
-    The tables come from the shipped migrations (``await adk_core.sessions.sql.migrate(url)`` at deploy
+    The tables come from the shipped migrations (``await adk_core.sql.migrate(url)`` at deploy
     or start-up); the constructor connects to nothing and creates nothing.
 
     Every append is one atomic statement (``_statements.append_event_statement``): it locks the

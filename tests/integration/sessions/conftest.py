@@ -7,7 +7,7 @@ import uuid
 import pytest
 import pytest_asyncio
 
-from adk_core.sessions.sql import migrate
+from adk_core.sql import migrate
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")

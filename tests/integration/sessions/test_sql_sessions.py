@@ -19,10 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
-from adk_core.sessions.sql import DatabaseSessionService, migrate, upgrade
-from adk_core.sessions.sql._errors import is_transient
-from adk_core.sessions.sql.migrate import MIGRATIONS_DIR, alembic_config
-from adk_core.sessions.sql.schema import metadata
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sql import MIGRATIONS_DIR, alembic_config, is_transient, migrate, upgrade
+from adk_core.sql.schema import metadata
 from adk_core.types import Content, Event, EventActions
 from adkt.embedded import EmbeddedPostgres
 

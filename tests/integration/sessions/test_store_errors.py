@@ -23,7 +23,7 @@ from adk_core.errors import AdkError, ConfigurationError, InvalidInputError, Ses
 from adk_core.memory.sql import DatabaseMemoryService
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.sessions.sql._errors import classify, is_transient, permanent_error, store_errors
+from adk_core.sql import classify, is_transient, permanent_error, store_errors
 from adk_core.types import Content, Event, Part
 from adkt.embedded import EmbeddedPostgres
 

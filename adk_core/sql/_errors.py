@@ -101,7 +101,7 @@ def permanent_error(error: BaseException, doing: str) -> AdkError | None:
     if kind == "setup":
         return ConfigurationError(
             f"{doing}: the database is not set up for the adk stores ({detail}). Run "
-            "`await adk_core.sessions.sql.migrate(url)` against it, and connect as a role that may "
+            "`await adk_core.sql.migrate(url)` against it, and connect as a role that may "
             "read and write the adk_* tables"
         )
     if kind == "rejected":

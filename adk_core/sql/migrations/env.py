@@ -1,6 +1,6 @@
 """Alembic environment for the adk_* tables.
 
-``adk_core.sessions.sql.migrate`` passes an open connection in ``config.attributes["connection"]``;
+``adk_core.sql.migrate`` passes an open connection in ``config.attributes["connection"]``;
 without one (e.g. ``alembic`` run by hand with ``sqlalchemy.url`` set) a synchronous psycopg
 connection is opened from the URL.
 """
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alembic import context
 from sqlalchemy.pool import NullPool
 
-from adk_core.sessions.sql.engine import postgres_url
-from adk_core.sessions.sql.schema import metadata
+from adk_core.sql.engine import postgres_url
+from adk_core.sql.schema import metadata
 
 VERSION_TABLE = "adk_alembic_version"
 """Our own version table, so an application's Alembic history in the same database is untouched."""
@@ -45,7 +45,7 @@ def run_migrations_online() -> None:
     url = config.get_main_option("sqlalchemy.url")
     if not url:
         raise RuntimeError(
-            "set sqlalchemy.url, or run the migrations with adk_core.sessions.sql.upgrade(url)"
+            "set sqlalchemy.url, or run the migrations with adk_core.sql.upgrade(url)"
         )
     engine = sa.create_engine(postgres_url(url), poolclass=NullPool)
     try:

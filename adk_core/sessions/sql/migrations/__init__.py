@@ -1,1 +1,0 @@
-"""Alembic migrations of the adk_* tables; run them with ``adk_core.sessions.sql.migrate``."""
