@@ -7,11 +7,11 @@ ADK_DATABASE_URL (or --database-url).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import importlib
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -22,7 +22,7 @@ from temporalio.converter import StorageDriver
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.worker import Worker
 
-from activities import AdkActivities, register_app
+from activities import AdkActivities, AppRegistry
 from activities.eval_activities import EvalActivities
 from activities.eval_cases import register_cases
 from adk_core import App, BaseAgent
@@ -31,12 +31,9 @@ from adk_core.errors import ConfigurationError
 from adk_core.eval.store import EvalResultStore
 from adk_core.memory import MemoryService
 from adk_core.sessions import SessionService
-from workflows import TASK_QUEUE, AdkPlugin
+from workflows import TASK_QUEUE, AdkPlugin, app_task_queue
 from workflows.converter import adk_data_converter
 from workflows.payload_storage import with_payload_storage
-
-# Named, not __name__: `python worker.py` runs this module as __main__.
-logger = logging.getLogger("worker")
 
 LOG_LEVEL_ENV = "ADK_LOG_LEVEL"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -97,6 +94,54 @@ def load_app(spec: str) -> App:
     raise ConfigurationError(f"{spec!r} is a {type(value).__name__}; point --app at an App or an agent")
 
 
+class AdkWorker:
+    """The Temporal workers of one ADK worker process: one per task queue it polls, sharing one
+    client, one plugin and one AppRegistry.
+
+    By default each app has its own task queue (workflows.app_task_queue) and the base queue
+    (workflows.TASK_QUEUE) serves eval suites; with an explicit ``task_queue`` one Temporal worker
+    serves every app on it. Run it like a Temporal Worker: ``await w.run()`` / ``await w.shutdown()``,
+    or ``async with w:``.
+    """
+
+    def __init__(self, workers: Sequence[Worker], apps: AppRegistry) -> None:
+        self.workers = list(workers)
+        self.apps = apps
+
+    @property
+    def task_queues(self) -> list[str]:
+        return [w.task_queue for w in self.workers]
+
+    def register(self, app: App) -> App:
+        """Serve ``app`` too; it must be on a queue this worker polls (an explicit ``task_queue``)."""
+        return self.apps.register(app)
+
+    async def run(self) -> None:
+        tasks = [asyncio.create_task(w.run()) for w in self.workers]
+        try:
+            # One worker failing (e.g. a lost connection past its retries) stops them all, so the
+            # process exits and its supervisor restarts it, as with a single Temporal worker.
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                if task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+        finally:
+            if any(not t.done() for t in tasks):
+                await self.shutdown()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(w.shutdown() for w in self.workers if w.is_running), return_exceptions=True)
+
+    async def __aenter__(self) -> AdkWorker:
+        for w in self.workers:
+            await w.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.gather(*(w.__aexit__(*exc) for w in self.workers))
+
+
 def build_worker(
     client: Client,
     apps: Sequence[App],
@@ -104,29 +149,32 @@ def build_worker(
     session_service: SessionService,
     artifact_service: ArtifactService | None = None,
     memory_service: MemoryService | None = None,
-    task_queue: str = TASK_QUEUE,
+    task_queue: str | None = None,
     passthrough_modules: Sequence[str] = (),
     tracing: bool = False,
     payload_storage: StorageDriver | None = None,
     eval_cases: Sequence[str] = (),
     **worker_options: Any,
-) -> Worker:
-    """A Worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
+) -> AdkWorker:
+    """A worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
     the ADK plugin is added here if the client does not carry it.
+
+    ``task_queue``: None (the default) polls each app's own queue (workflows.app_task_queue) plus
+    the base queue for eval suites; a name polls that one queue for every app (clients must then
+    use the same name: ``AdkClient(task_queue=...)``, ADK_TASK_QUEUE).
 
     ``eval_cases``: import references of eval cases (``module:attr``) this worker serves from the
     start, so its activities find their agents even before an eval workflow ran here. Eval results
     go to the session service's database when it has one (``DatabaseSessionService``)."""
-    for app in apps:
-        register_app(app)
-    register_cases(eval_cases)
+    registry = AppRegistry(apps)
+    register_cases(eval_cases, registry)
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
     plugin = AdkPlugin(
-        AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service),
+        AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service, apps=registry),
         passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
         tracing=tracing,
         payload_storage=payload_storage,
-        eval_activities=EvalActivities(_eval_store(session_service)),
+        eval_activities=EvalActivities(_eval_store(session_service), registry),
     )
     # The worker's plugin carries the converter, workflows and activities; a client-side AdkPlugin
     # would be applied a second time, so the worker gets a copy of the client without it.
@@ -139,7 +187,12 @@ def build_worker(
     # recovery. Caching still serves the common case; a busy live worker losing one task to a peer
     # costs a replay of a bounded run (SessionWorkflowInput.max_history_events).
     worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
-    return Worker(client, task_queue=task_queue, plugins=[plugin], **worker_options)
+    if task_queue is not None:
+        queues = [task_queue]
+    else:
+        queues = [app_task_queue(app.name) for app in apps] + [TASK_QUEUE]
+    workers = [Worker(client, task_queue=queue, plugins=[plugin], **worker_options) for queue in queues]
+    return AdkWorker(workers, registry)
 
 
 def _eval_store(session_service: SessionService) -> EvalResultStore | None:
@@ -147,31 +200,12 @@ def _eval_store(session_service: SessionService) -> EvalResultStore | None:
     return EvalResultStore(engine) if isinstance(engine, AsyncEngine) else None
 
 
-async def _main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--app", action="append", default=[], help="module:attr of an App (repeatable)")
-    parser.add_argument("--address", default=None, help="Temporal address (default: TEMPORAL_ADDRESS / localhost:7233)")
-    parser.add_argument("--database-url", default=None, help="sessions database (default: ADK_DATABASE_URL)")
-    parser.add_argument("--task-queue", default=TASK_QUEUE)
-    parser.add_argument("--eval", action="append", default=[], help="module:attr of eval cases to serve (repeatable)")
-    parser.add_argument("--log-level", default=None, help=f"DEBUG, INFO, WARNING... (default: ${LOG_LEVEL_ENV} or INFO)")
-    args = parser.parse_args(argv)
-    if not args.app and not args.eval:
-        parser.error("give at least one --app (or --eval)")
-    configure_logging(args.log_level)
-    from adkt.client import connect
-    from adkt.services import open_services
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python worker.py ...`` is ``adkt worker ...``: one parser, one set of options and defaults."""
+    from adkt.main import app
 
-    apps = [load_app(spec) for spec in args.app]
-    client = await connect(args.address)
-    async with open_services(args.database_url) as services:
-        worker = build_worker(client, apps, task_queue=args.task_queue, eval_cases=args.eval, **services)
-        logger.info(
-            "worker for %s on task queue %r at %s",
-            ", ".join(app.name for app in apps), args.task_queue, client.service_client.config.target_host,
-        )
-        await worker.run()
+    app(["worker", *(sys.argv[1:] if argv is None else argv)], prog_name="worker.py")
 
 
 if __name__ == "__main__":
-    asyncio.run(_main())
+    main()

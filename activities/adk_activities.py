@@ -33,7 +33,7 @@ from adk_core.tools.base import BaseTool
 
 from . import contracts as c
 from ._history import StoredEventsCache
-from .apps import get_agent, get_app
+from .apps import AppRegistry
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -116,7 +116,10 @@ class AdkActivities:
         *,
         artifact_service: ArtifactService | None = None,
         memory_service: MemoryService | None = None,
+        apps: AppRegistry | None = None,
     ) -> None:
+        self.apps = apps if apps is not None else AppRegistry()
+        """The apps this worker serves; AdkPlugin hands the same registry to the workflows."""
         self.sessions = session_service
         self.artifacts = artifact_service
         self.memory = memory_service
@@ -206,7 +209,7 @@ class AdkActivities:
         return _fits(result, f"the output of model call {input.agent_name!r}")
 
     async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
-        agent = get_agent(input.app_name, input.agent_name)
+        agent = self.apps.agent(input.app_name, input.agent_name)
         if not isinstance(agent, LlmAgent):
             raise ApplicationError(f"agent {input.agent_name!r} is not an LlmAgent", non_retryable=True)
         request = await self._resolve_history(input.request)
@@ -242,8 +245,8 @@ class AdkActivities:
         return _fits(result, f"the result of tool {input.tool_name!r}")
 
     async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
-        app = get_app(input.app_name)
-        agent = get_agent(input.app_name, input.agent_name)
+        app = self.apps.get(input.app_name)
+        agent = self.apps.agent(input.app_name, input.agent_name)
         session = Session(
             id=input.key.session_id, app_name=input.key.app_name, user_id=input.key.user_id, state=input.state
         )

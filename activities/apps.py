@@ -1,43 +1,63 @@
-"""The apps a worker serves, by name. Workflows and activities look agents up here.
+"""The apps one worker serves, by name: an AppRegistry object, owned by the worker's AdkPlugin.
 
-Module-level on purpose: workflow code cannot receive constructor arguments, and this module is
-passed through Temporal's sandbox so workflows see the very objects the worker registered.
+There is no process-wide registry: two workers in one process (an app's own worker beside
+`adkt dev`, or a test stack) each serve their own apps. Activities hold their worker's registry;
+workflow code reaches it through workflows.app_scope.worker_apps().
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from adk_core import App, BaseAgent
 from adk_core.errors import ConfigurationError
 
-_apps: dict[str, App] = {}
 
+class AppRegistry:
+    """Apps by name. Apps may be added while the worker runs (eval cases register theirs on first use)."""
 
-def register_app(app: App, *, replace: bool = True) -> App:
-    if not replace and app.name in _apps and _apps[app.name] is not app:
-        raise ConfigurationError(f"an app named {app.name!r} is already registered with this worker")
-    _apps[app.name] = app
-    return app
+    def __init__(self, apps: Iterable[App] = ()) -> None:
+        self._apps: dict[str, App] = {}
+        for app in apps:
+            self.register(app, replace=False)
 
+    def register(self, app: App, *, replace: bool = False) -> App:
+        """Serve ``app``. Registering the same object again changes nothing; a different app under a
+        taken name is refused unless ``replace`` (a reloaded app's new objects)."""
+        current = self._apps.get(app.name)
+        if current is not None and current is not app and not replace:
+            raise ConfigurationError(
+                f"this worker already serves a different app named {app.name!r}; app names must be unique per worker"
+            )
+        self._apps[app.name] = app
+        return app
 
-def get_app(name: str) -> App:
-    try:
-        return _apps[name]
-    except KeyError:
-        known = ", ".join(sorted(_apps)) or "none"
-        raise ConfigurationError(
-            f"this worker serves no app named {name!r} (it serves: {known}); start a worker with "
-            f"`adkt worker --app module:attr` for that app, or check the app_name you sent"
-        ) from None
+    def get(self, name: str) -> App:
+        try:
+            return self._apps[name]
+        except KeyError:
+            known = ", ".join(sorted(self._apps)) or "none"
+            raise ConfigurationError(
+                f"this worker serves no app named {name!r} (it serves: {known}); start a worker with "
+                f"`adkt worker --app module:attr` for that app, or check the app_name you sent"
+            ) from None
 
+    def agent(self, app_name: str, agent_name: str) -> BaseAgent:
+        agent = self.get(app_name).find_agent(agent_name)
+        if agent is None:
+            raise ConfigurationError(
+                f"app {app_name!r} has no agent named {agent_name!r}; the worker may run an older version of the app"
+            )
+        return agent
 
-def get_agent(app_name: str, agent_name: str) -> BaseAgent:
-    agent = get_app(app_name).find_agent(agent_name)
-    if agent is None:
-        raise ConfigurationError(
-            f"app {app_name!r} has no agent named {agent_name!r}; the worker may run an older version of the app"
-        )
-    return agent
+    def names(self) -> list[str]:
+        return sorted(self._apps)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._apps
 
-def registered_apps() -> list[str]:
-    return sorted(_apps)
+    def __iter__(self) -> Iterator[App]:
+        return iter(list(self._apps.values()))
+
+    def __len__(self) -> int:
+        return len(self._apps)

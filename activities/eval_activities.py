@@ -14,6 +14,7 @@ from adk_core.eval.store import EvalResultStore
 
 from . import eval_contracts as ec
 from .adk_activities import _fail_fast_on_adk_errors
+from .apps import AppRegistry
 from .eval_cases import load_cases, normalize_ref, register_case
 
 
@@ -23,10 +24,12 @@ class EvalActivities:
     Args:
         store: where results go; None on a worker without a database, where recording fails
             (non-retryable) with what to configure.
+        apps: the worker's apps, which gain each listed case's apps.
     """
 
-    def __init__(self, store: EvalResultStore | None) -> None:
+    def __init__(self, store: EvalResultStore | None, apps: AppRegistry) -> None:
         self.store = store
+        self.apps = apps
 
     def all(self) -> list:
         return [self.list_cases, self.record_run, self.record_trial, self.finish_run]
@@ -46,7 +49,7 @@ class EvalActivities:
     async def list_cases(self, input: ec.ListCasesInput) -> ec.ListCasesResult:
         cases = load_cases(input.suite)
         for case in cases:
-            register_case(case)  # this worker can now serve the cases' model and tool calls too
+            register_case(case, self.apps)  # this worker can now serve the cases' model and tool calls too
         if input.names is not None:
             known = {c.name for c in cases}
             missing = [n for n in input.names if n not in known]

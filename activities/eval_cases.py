@@ -25,7 +25,7 @@ from pathlib import Path
 from adk_core.errors import ConfigurationError
 from adk_core.eval import CaseApps, EvalCase, case_apps
 
-from .apps import get_app, register_app
+from .apps import AppRegistry
 
 
 def normalize_ref(ref: str) -> str:
@@ -91,27 +91,23 @@ def find_case(ref: str, name: str) -> EvalCase:
     raise ConfigurationError(f"eval cases {ref!r} have no case named {name!r}; the worker may run older code")
 
 
-def register_case(case: EvalCase) -> CaseApps:
-    """Register the case's three apps with this worker (again: nothing changes)."""
-    apps = case_apps(case)
-    for app in apps.all():
-        try:
-            registered = get_app(app.name)
-        except ConfigurationError:
-            register_app(app)
-            continue
-        if registered is not app:
+def register_case(case: EvalCase, apps: AppRegistry) -> CaseApps:
+    """Register the case's three apps with this worker's ``apps`` (again: nothing changes)."""
+    case_app_set = case_apps(case)
+    for app in case_app_set.all():
+        if app.name in apps and apps.get(app.name) is not app:
             raise ConfigurationError(
                 f"this worker already serves a different eval case named {case.name!r} (app {app.name!r}); "
                 "give each case a unique name, and define cases once at module level"
             )
-    return apps
+        apps.register(app)
+    return case_app_set
 
 
-def register_cases(refs: Sequence[str]) -> list[EvalCase]:
+def register_cases(refs: Sequence[str], apps: AppRegistry) -> list[EvalCase]:
     """Import and register every case of ``refs`` (a worker does this at start, so its activities
     find the cases' agents and tools even before any eval workflow ran on it)."""
     cases = [case for ref in refs for case in load_cases(ref)]
     for case in cases:
-        register_case(case)
+        register_case(case, apps)
     return cases

@@ -42,7 +42,6 @@ from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
 from adkt.settings import Settings
 from workflows import (
-    TASK_QUEUE,
     AdkPlugin,
     AgentRunInput,
     AgentRunResult,
@@ -53,6 +52,7 @@ from workflows import (
     SessionWorkflow,
     SessionWorkflowInput,
     TurnResult,
+    app_task_queue,
     session_workflow_id,
 )
 from workflows.contracts import TurnQuery, TurnStatus
@@ -122,17 +122,24 @@ class AdkClient:
         self,
         client: Client,
         *,
-        task_queue: str = TASK_QUEUE,
+        task_queue: str | None = None,
         idle_timeout_seconds: float | None = None,
         retry_seconds: float = 120.0,
     ) -> None:
         """``idle_timeout_seconds``: how long a conversation's workflow waits for the next message
         before it ends (the next message starts it again); None keeps the workflow's default.
-        ``retry_seconds``: how long transport errors are retried (with the same message id)."""
+        ``retry_seconds``: how long transport errors are retried (with the same message id).
+        ``task_queue``: None sends each app's runs to its own queue (workflows.app_task_queue), where
+        only workers serving that app poll; a name sends every app's runs there (the workers must
+        then poll that one queue: ``--task-queue`` / ADK_TASK_QUEUE)."""
         self.client = client
         self.task_queue = task_queue
         self.idle_timeout_seconds = idle_timeout_seconds
         self.retry_seconds = retry_seconds
+
+    def queue_of(self, app: str) -> str:
+        """The task queue ``app``'s runs go to."""
+        return self.task_queue if self.task_queue is not None else app_task_queue(app)
 
     # --- sending ----------------------------------------------------------------------------
     def _input(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> SessionWorkflowInput:
@@ -149,7 +156,7 @@ class AdkClient:
             SessionWorkflow.run,
             self._input(app, user_id, session_id, initial_state),
             id=session_workflow_id(app, user_id, session_id),
-            task_queue=self.task_queue,
+            task_queue=self.queue_of(app),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
 
@@ -350,7 +357,7 @@ class AdkClient:
         """Queue by signal-with-start: durable once accepted, whatever the number of waiting updates."""
         await self.client.start_workflow(
             SessionWorkflow.run, self._input(app, user_id, session_id, initial_state),
-            id=session_workflow_id(app, user_id, session_id), task_queue=self.task_queue,
+            id=session_workflow_id(app, user_id, session_id), task_queue=self.queue_of(app),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, start_signal=signal, start_signal_args=[arg],
         )
 
@@ -409,7 +416,7 @@ class AdkClient:
             AgentRunWorkflow.run,
             run_input,
             id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
-            task_queue=self.task_queue,
+            task_queue=self.queue_of(app),
         )
 
 

@@ -22,13 +22,13 @@ class Settings:
     Attributes:
         database_url: the sessions database (ADK_DATABASE_URL); None means "use the embedded one".
         adk_dir: where embedded servers keep their data and `dev.json` (ADK_DIR, default `.adk`).
-        task_queue: the Temporal task queue workers poll and clients start on (ADK_TASK_QUEUE).
+        task_queue: one Temporal task queue for every app (ADK_TASK_QUEUE); None, the default, gives
+            each app its own queue (workflows.app_task_queue), so workers only get their apps' runs.
     """
 
     database_url: str | None = None
     adk_dir: Path = Path(".adk")
-    task_queue: str = "adk"
-    """Same default as workflows.TASK_QUEUE (not imported: the CLI starts faster without it)."""
+    task_queue: str | None = None
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -36,7 +36,7 @@ class Settings:
         return cls(
             database_url=env.get("ADK_DATABASE_URL") or None,
             adk_dir=Path(env.get("ADK_DIR") or ".adk"),
-            task_queue=env.get("ADK_TASK_QUEUE") or cls.task_queue,
+            task_queue=env.get("ADK_TASK_QUEUE") or None,
         )
 
 

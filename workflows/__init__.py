@@ -16,6 +16,7 @@ from .contracts import (
     SendMessage,
     SessionWorkflowInput,
     TurnResult,
+    app_task_queue,
     session_workflow_id,
 )
 from .plugin import AdkPlugin
@@ -35,5 +36,6 @@ __all__ = [
     "SessionWorkflow",
     "SessionWorkflowInput",
     "TurnResult",
+    "app_task_queue",
     "session_workflow_id",
 ]

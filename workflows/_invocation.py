@@ -7,7 +7,6 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import contracts as c
-    from activities.apps import get_app
     from adk_core.agents.base import new_event
     from adk_core.agents.context import InvocationContext
     from adk_core.agents.run_config import RunConfig
@@ -17,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
 
+    from .app_scope import worker_apps
     from .contracts import PendingRequest, SessionWorkflowInput, session_workflow_id
     from .runtime import TemporalRuntime, Waiter
     from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
@@ -30,7 +30,7 @@ class DurableInvoker:
         self.sessions = DurableSessionService(self.key)
         self.runtime = TemporalRuntime(app_name=app_name, sessions=self.sessions, waiter=waiter)
         self.session: Session | None = None
-        app = get_app(app_name)
+        app = worker_apps().get(app_name)
         self.runner = Runner(
             app=app,
             session_service=self.sessions,
@@ -201,7 +201,7 @@ def session_refusal(input: SessionWorkflowInput, workflow_id: str) -> str | None
             "with AdkClient, or use that id with the temporal CLI"
         )
     try:
-        get_app(input.app_name)
+        worker_apps().get(input.app_name)
     except ConfigurationError as e:
         return str(e)
     return None

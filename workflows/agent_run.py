@@ -9,7 +9,6 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.apps import get_agent
     from adk_core.agents.run_config import RunConfig
     from adk_core.errors import AdkError
     from adk_core.ids import validate_session_key
@@ -18,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ._invocation import DurableInvoker, check_reply, pending_requests
     from ._simulator import SimulatorMailbox, SimulatorUpdates
+    from .app_scope import worker_apps
     from .contracts import (
         AgentBranchInput,
         AgentBranchResult,
@@ -87,7 +87,7 @@ class AgentToolWorkflow(SimulatorUpdates):
     async def run(self, input: AgentToolInput) -> AgentToolResult:
         invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
         invoker.runtime.simulator = self._simulator
-        agent = get_agent(input.app_name, input.agent_name)
+        agent = worker_apps().agent(input.app_name, input.agent_name)
         response, state_delta = await run_agent_as_tool(
             agent,
             input.args,
@@ -121,7 +121,7 @@ class AgentBranchWorkflow(SimulatorUpdates):
         )
         ctx.branch = input.branch
         ctx.user_content = input.user_content
-        agent = get_agent(input.app_name, input.agent_name)
+        agent = worker_apps().agent(input.app_name, input.agent_name)
         events: list[Event] = []
         async for event in agent.run_async(ctx):
             if not event.partial:

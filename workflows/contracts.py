@@ -11,6 +11,15 @@ from adk_core.ids import escape_id_part, validate_id
 from adk_core.types import Content, Event
 
 TASK_QUEUE = "adk"
+"""The base task queue: eval suites, and every app when a deployment names one queue for all."""
+
+
+def app_task_queue(app_name: str) -> str:
+    """The task queue of ``app_name``'s workflows and activities, unless a deployment names one queue
+    for everything (``--task-queue`` / ADK_TASK_QUEUE). One queue per app means a worker only ever
+    receives work for apps it serves: an app's own worker can run beside `adkt dev` without either
+    picking up the other's conversations."""
+    return f"{TASK_QUEUE}.{app_name}"
 
 
 def _as_content(value: Any) -> Any:
@@ -50,6 +59,9 @@ class SendMessage(BaseModel):
     message_id: str | None = None
     """The idempotency key of this message (the client's update id by default): sending the same
     id again returns the first turn's result instead of running a second turn."""
+    streaming_mode: Literal["none", "sse"] = "none"
+    """"sse": the turn's model calls stream, and their partial events reach clients that follow
+    the turn's stream (AdkClient.stream(partial=True)) without entering workflow history."""
 
     _coerce = field_validator("message", mode="before")(_as_content)
 

@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         EvalSuiteRunResult,
     )
     from ._eval_host import DurableCaseHost
+    from .app_scope import worker_apps
     from .services import STORE_RETRY, STORE_TIMEOUT
 
 __all__ = [
@@ -72,7 +73,7 @@ class EvalCaseWorkflow:
     async def run(self, input: EvalCaseInput) -> EvalResult:
         with workflow.unsafe.imports_passed_through():
             case = find_case(input.suite, input.case_name)  # an AdkError here fails the workflow, once
-        apps = register_case(case)
+        apps = register_case(case, worker_apps())
         host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial)
         result = (await drive_case(case, host, trial=input.trial)).model_copy(update={"events": []})
         # A metric may measure a value that is not JSON; keep its repr rather than fail to return.

@@ -23,6 +23,7 @@ from activities.simulator_activities import SimulatorActivities
 from adk_core.errors import AdkError
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
+from .app_scope import AppsInterceptor
 from .converter import adk_data_converter
 from .eval import EvalCaseWorkflow, EvalSuiteWorkflow
 from .payload_storage import with_payload_storage
@@ -91,12 +92,19 @@ class AdkPlugin(SimplePlugin):
         payload_storage: StorageDriver | None = None,
         eval_activities: EvalActivities | None = None,
     ) -> None:
+        self.apps = activities.apps if activities is not None else None
+        """The worker's AppRegistry (its activities' registry, handed to its workflows); None on a client."""
+        interceptors: list = []
+        if self.apps is not None:
+            interceptors.append(AppsInterceptor(self.apps))
+        if tracing:
+            # Temporal's interceptor links client -> workflow -> activity spans and knows about
+            # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
+            interceptors.append(TracingInterceptor())
         super().__init__(
             "adk-temporal",
             data_converter=with_payload_storage(adk_data_converter, payload_storage),
-            # Temporal's interceptor links client -> workflow -> activity spans and knows about
-            # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
-            interceptors=[TracingInterceptor()] if tracing else None,
+            interceptors=interceptors or None,
             workflows=WORKFLOWS if activities is not None else None,
             activities=None if activities is None else [
                 *activities.all(), *_simulator_activities(activities), *(eval_activities.all() if eval_activities else []),

@@ -24,7 +24,8 @@ class DevState:
 
     address: str
     database_url: str
-    task_queue: str
+    task_queue: str | None
+    """One queue for every app, or None: each app on its own (workflows.app_task_queue)."""
     namespace: str = "default"
     ui_url: str | None = None
     sim_url: str | None = None
@@ -74,7 +75,7 @@ class Target:
 
     address: str | None
     database_url: str | None
-    task_queue: str
+    task_queue: str | None
     namespace: str | None = None
     dev: DevState | None = None
 

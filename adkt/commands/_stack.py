@@ -13,15 +13,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporalio.worker import Worker
-
 from adk_core import App
 from adkt.client import AdkClient, connect
 from adkt.commands._devstate import DevState, resolve
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 from adkt.settings import Settings
-from worker import build_worker
+from worker import AdkWorker, build_worker
 
 
 @dataclass
@@ -31,7 +29,7 @@ class Stack:
     temporal: TemporalDevServer
     database_url: str
     client: AdkClient
-    worker: Worker
+    worker: AdkWorker
     worker_task: asyncio.Task[None]
 
 

@@ -67,7 +67,7 @@ async def _dev(
         out.print(Panel.fit(
             f"Temporal UI   [link={state.ui_url}]{state.ui_url}[/link]\n"
             f"Simulator     [link={sim_url}]{sim_url}[/link]  (agents with a SimulatorPlugin wait here for a person)\n"
-            f"Temporal      {state.address}  (namespace {state.namespace}, task queue {state.task_queue})\n"
+            f"Temporal      {state.address}  (namespace {state.namespace}, task queues {', '.join(stack.worker.task_queues)})\n"
             f"Database      {state.database_url}\n"
             f"Apps          {', '.join(f'{a.name} ({s})' for a, s in zip(apps, specs, strict=True))}\n"
             f"State         {adk_dir}  ({DEV_STATE_FILE} lets `adkt run/chat/sessions` find this stack)\n\n"

@@ -174,6 +174,7 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
     from adkt.client import connect
     from adkt.commands._devstate import resolve
     from adkt.commands._stack import embedded_stack
+    from workflows.contracts import TASK_QUEUE
     from workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 
     ref = normalize_ref(target)  # workers import cases by module name
@@ -190,11 +191,12 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
         client = await connect(where.address, namespace=where.namespace, database_url=where.database_url)
         suite_input = EvalSuiteInput(suite=ref, run_id=run_id, trials=trials, max_concurrency=parallel,
                                      stop_on_first_failure=stop)  # fmt: skip
+        queue = where.task_queue or TASK_QUEUE  # suites run on the base queue unless one queue serves all
         handle = await client.start_workflow(
-            EvalSuiteWorkflow.run, suite_input, id=EVAL_WORKFLOW_PREFIX + run_id, task_queue=where.task_queue,
+            EvalSuiteWorkflow.run, suite_input, id=EVAL_WORKFLOW_PREFIX + run_id, task_queue=queue,
             result_type=EvalSuiteRunResult, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
-        err.print(f"[dim]workflow {handle.id} on task queue {where.task_queue}[/]")
+        err.print(f"[dim]workflow {handle.id} on task queue {queue}[/]")
         result_task = asyncio.ensure_future(handle.result())
         with _progress() as progress:
             task = progress.add_task(f"eval {ref}", total=None)

@@ -19,7 +19,10 @@ def worker(
     app: Annotated[list[str] | None, typer.Option("--app", help="module:attr of an App (repeatable)")] = None,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
-    task_queue: Annotated[str | None, typer.Option("--task-queue", help="default: ADK_TASK_QUEUE or 'adk'")] = None,
+    task_queue: Annotated[
+        str | None,
+        typer.Option("--task-queue", help="one queue for every app (default: ADK_TASK_QUEUE, else a queue per app)"),
+    ] = None,
     unsandboxed: Annotated[
         bool,
         typer.Option(
@@ -62,7 +65,8 @@ async def _worker(
         options = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
         built = build_worker(client, apps, task_queue=queue, eval_cases=eval_cases or (), **services, **options)
         served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
-        err.print(f"worker for {', '.join(served)} on task queue {queue!r} at {client.service_client.config.target_host}")
+        queues = ", ".join(built.task_queues)
+        err.print(f"worker for {', '.join(served)} on task queues {queues} at {client.service_client.config.target_host}")
         task = asyncio.create_task(built.run())
         try:
             await wait_for_signal(task)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from activities import register_app
 from adkt.web.serve import durable_service, server
 from tests.integration import simulator_app
 from tests.integration.conftest import DurableStack
@@ -36,7 +35,7 @@ async def test_a_person_answers_from_the_page(durable_stack: DurableStack, tmp_p
         pytest.fail(f"no chromium at {CHROMIUM}: apt-get install chromium (.ci/run does), or set ADK_CHROMIUM")
     from playwright.async_api import async_playwright, expect
 
-    app = register_app(simulator_app.single)
+    app = durable_stack.register(simulator_app.single)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
     service = durable_service(durable_stack.database_url, durable_stack.client.client)
     web = server(service, port=_free_port())

@@ -9,15 +9,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest_asyncio
-from temporalio.worker import Worker
 
-from activities import register_app
 from adk_core import App
 from adk_core.sessions import SessionService
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
-from worker import build_worker
+from worker import AdkWorker, build_worker
 
 
 @dataclass
@@ -27,10 +25,11 @@ class DurableStack:
     task_queue: str
     database_url: str
     address: str
+    worker: AdkWorker
 
     def register(self, app: App) -> App:
         """Serve ``app`` from the stack's worker (apps are added while the worker runs)."""
-        return register_app(app)
+        return self.worker.register(app)
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
@@ -39,7 +38,7 @@ async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPo
     client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=url)
     task_queue = f"adk-test-{uuid.uuid4().hex[:8]}"
     async with open_services(url) as services:
-        worker: Worker = build_worker(client, [], task_queue=task_queue, **services)
+        worker = build_worker(client, [], task_queue=task_queue, **services)
         run = asyncio.create_task(worker.run())
         try:
             yield DurableStack(
@@ -48,6 +47,7 @@ async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPo
                 task_queue=task_queue,
                 database_url=url,
                 address=temporal_server.address,
+                worker=worker,
             )
         finally:
             await worker.shutdown()

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from activities import register_app
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response
 from tests.integration.conftest import DurableStack
@@ -29,6 +28,6 @@ async def test_a_non_json_state_value_is_refused_before_it_reaches_a_tool_activi
         return text_response(f"model saw: {done[0]['error']}") if done else function_call_response("lookup")
 
     agent = LlmAgent(name="a", model=ScriptedModel(script), tools=[lookup], before_tool_callback=stash_object)
-    app = register_app(App(name=f"badstate_{uuid.uuid4().hex[:6]}", root_agent=agent))
+    app = durable_stack.register(App(name=f"badstate_{uuid.uuid4().hex[:6]}", root_agent=agent))
     result = await durable_stack.client.send(app.name, "u1", "s1", "go")
     assert "temp:client" in result.final_text and "ToolExecution(mode='inline')" in result.final_text

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from activities import register_app
 from adk_core import App, InMemoryRunner, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.tools import AgentTool
@@ -38,7 +37,7 @@ def _fan(child: bool) -> ParallelAgent:
 
 
 async def test_parallel_branches_as_child_workflows(durable_stack: DurableStack) -> None:
-    app = register_app(App(name=f"fan_{uuid.uuid4().hex[:6]}", root_agent=_fan(child=True)))
+    app = durable_stack.register(App(name=f"fan_{uuid.uuid4().hex[:6]}", root_agent=_fan(child=True)))
     result = await durable_stack.client.send(app.name, "u1", "s1", "question")
     local = await InMemoryRunner(_fan(child=False), app_name="local").run("question")
     by_author = lambda events: sorted(events, key=lambda e: e.author)  # noqa: E731
@@ -75,7 +74,7 @@ def _caller(child: bool) -> LlmAgent:
 
 
 async def test_agent_tool_as_child_workflow(durable_stack: DurableStack) -> None:
-    app = register_app(App(name=f"tool_{uuid.uuid4().hex[:6]}", root_agent=_caller(child=True)))
+    app = durable_stack.register(App(name=f"tool_{uuid.uuid4().hex[:6]}", root_agent=_caller(child=True)))
     result = await durable_stack.client.send(app.name, "u1", "s1", "please")
     local = await InMemoryRunner(_caller(child=False), app_name="local").run("please")
     assert comparable(result.events) == comparable(local)

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from activities import register_app
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import AdkError
 from adk_core.models import function_call_response, text_response
@@ -43,7 +42,7 @@ async def test_odd_inputs_give_answers_or_typed_errors_and_leave_nothing_running
             return function_call_response("_echo_state", {"key": "k", "value": "v\x00" if "nul" in text else "v"})
         return text_response(f"read {len(text)}")
 
-    app = register_app(App(
+    app = durable_stack.register(App(
         name=f"fuzz_{uuid.uuid4().hex[:6]}",
         root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(_echo_state)]),
     ))

@@ -11,7 +11,6 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from activities import register_app
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response
 from adk_core.tools import FunctionTool, LongRunningFunctionTool
@@ -36,7 +35,7 @@ def _unique(name: str) -> str:
     return f"{name}_{uuid.uuid4().hex[:6]}"
 
 
-def _confirm_app(transfers: list[int]) -> App:
+def _confirm_app(durable_stack: DurableStack, transfers: list[int]) -> App:
     def transfer_money(amount: int) -> dict:
         """Send money."""
         transfers.append(amount)
@@ -53,7 +52,7 @@ def _confirm_app(transfers: list[int]) -> App:
         model=ScriptedModel(script),
         tools=[FunctionTool(transfer_money, require_confirmation=True)],
     )
-    return register_app(App(name=_unique("hitl_confirm"), root_agent=agent))
+    return durable_stack.register(App(name=_unique("hitl_confirm"), root_agent=agent))
 
 
 async def _poll(get, *, timeout: float = 10.0) -> Any:
@@ -79,7 +78,7 @@ def _only_confirmation(pending: list[PendingRequest]) -> PendingRequest:
 
 async def test_agent_run_waits_for_confirmation_in_the_same_run(durable_stack: DurableStack) -> None:
     transfers: list[int] = []
-    app = _confirm_app(transfers)
+    app = _confirm_app(durable_stack, transfers)
     handle = await durable_stack.client.client.start_workflow(
         AgentRunWorkflow.run,
         AgentRunInput(
@@ -107,7 +106,7 @@ async def test_agent_run_waits_for_confirmation_in_the_same_run(durable_stack: D
 
 async def test_session_confirmation_by_client_reply(durable_stack: DurableStack) -> None:
     transfers: list[int] = []
-    app = _confirm_app(transfers)
+    app = _confirm_app(durable_stack, transfers)
     client = durable_stack.client
     first = await client.send(app.name, "u1", "s1", "send 50")
     assert first.events[-1].long_running_tool_ids
@@ -124,7 +123,7 @@ async def test_session_confirmation_by_client_reply(durable_stack: DurableStack)
 
 async def test_session_rejection_skips_tool_and_model_sees_it(durable_stack: DurableStack) -> None:
     transfers: list[int] = []
-    app = _confirm_app(transfers)
+    app = _confirm_app(durable_stack, transfers)
     client = durable_stack.client
     await client.send(app.name, "u1", "s1", "send 50")
     request = _only_confirmation(await client.pending(app.name, "u1", "s1"))
@@ -151,7 +150,7 @@ async def test_long_running_tool_result_arrives_by_reply(durable_stack: DurableS
 
     model = ScriptedModel(script)
     agent = LlmAgent(name="runner", model=model, tools=[LongRunningFunctionTool(start_job)])
-    app = register_app(App(name=_unique("hitl_long"), root_agent=agent))
+    app = durable_stack.register(App(name=_unique("hitl_long"), root_agent=agent))
     client = durable_stack.client
 
     first = await client.send(app.name, "u1", "s1", "make the report")
@@ -193,7 +192,7 @@ async def test_conversation_keeps_history_and_state_across_continue_as_new(
         return text_response(f"heard: {said}")
 
     model = ScriptedModel(script)
-    app = register_app(
+    app = durable_stack.register(
         App(name=_unique("hitl_can"), root_agent=LlmAgent(name="memo", model=model, tools=[remember, recall]))
     )
     temporal = durable_stack.client.client

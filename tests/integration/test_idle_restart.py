@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from activities import register_app
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response
 from adkt.client import AdkClient
@@ -33,7 +32,7 @@ async def test_idle_conversation_ends_and_the_next_message_restarts_it(durable_s
         return text_response("earlier you said: " + texts[0])
 
     model = ScriptedModel(script)
-    app = register_app(App(name=f"idle_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=model, tools=[remember])))
+    app = durable_stack.register(App(name=f"idle_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=model, tools=[remember])))
     client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=1)
     await client.send(app.name, "u1", "s1", "remember blue")
     handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))

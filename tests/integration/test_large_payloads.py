@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from activities import register_app
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.types import Content, Part
@@ -47,7 +46,7 @@ async def test_a_large_model_answer_tool_result_and_user_message_complete_once(d
             return text_response(f"you wrote {len(last.text)} chars")
         return text_response(big_answer)
 
-    app = register_app(App(
+    app = durable_stack.register(App(
         name=f"large_{uuid.uuid4().hex[:6]}",
         root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(fetch_report)]),
     ))
@@ -78,7 +77,7 @@ async def test_a_value_beyond_the_limit_fails_the_turn_once_with_a_stored_error(
         calls.append(1)
         return text_response("x" * (65 * MB))
 
-    app = register_app(App(name=f"huge_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script))))
+    app = durable_stack.register(App(name=f"huge_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script))))
     with pytest.raises(TurnFailedError, match="PayloadTooLarge.*64 MiB"):
         await durable_stack.client.send(app.name, "u1", "s1", "say everything")
     assert len(calls) == 1  # not retried

@@ -11,7 +11,6 @@ import pytest
 from temporalio.client import Client
 from temporalio.runtime import Runtime, TelemetryConfig
 
-from activities import register_app
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adkt.client import AdkClient, connect
@@ -34,7 +33,7 @@ async def test_two_workers_share_a_conversation(durable_stack: DurableStack) -> 
             return function_call_response("count", {"n": len(users)})
         return text_response(f"turn {len(users)} saw {len(request.contents)} contents")
 
-    app = register_app(App(name=f"multi_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="m", model=ScriptedModel(script), tools=[count])))
+    app = App(name=f"multi_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="m", model=ScriptedModel(script), tools=[count]))
     client = await connect(durable_stack.address)
     # Temporal allows one worker per task queue per SDK runtime: the second worker gets its own,
     # as a second process would.

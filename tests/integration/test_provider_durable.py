@@ -12,7 +12,6 @@ import httpx
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities import register_app
 from adk_core import App, LlmAgent
 from adk_core.models.gemini import GeminiModel
 from adkt.embedded import temporal_binary
@@ -46,7 +45,7 @@ async def test_429_is_retried_after_retry_after_and_the_key_stays_out_of_history
     seen: list[httpx.Request] = []
     limited = httpx.Response(429, headers={"Retry-After": "1"}, json={"error": {"code": 429, "message": "slow down"}})
     model = _gemini([limited, _ok()], seen)
-    app = register_app(App(name=f"gemini_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="g", model=model)))
+    app = durable_stack.register(App(name=f"gemini_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="g", model=model)))
     workflow_id = f"provider-{uuid.uuid4().hex[:8]}"
     result = await durable_stack.client.run_once(app.name, "u1", "s1", "hello", workflow_id=workflow_id)
     assert result.final_text, "the retried call answered"
@@ -65,7 +64,7 @@ async def test_400_fails_the_run_without_retrying(durable_stack: DurableStack) -
     seen: list[httpx.Request] = []
     bad = httpx.Response(400, json=json.loads((PAYLOADS / "gemini_error_400.json").read_text()))
     model = _gemini([bad, _ok()], seen)
-    app = register_app(App(name=f"gemini_bad_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="g", model=model)))
+    app = durable_stack.register(App(name=f"gemini_bad_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="g", model=model)))
     with pytest.raises(WorkflowFailureError) as failure:
         await durable_stack.client.run_once(app.name, "u1", "s1", "hello")
     assert len(seen) == 1, "a 400 is not retried"
@@ -74,7 +73,7 @@ async def test_400_fails_the_run_without_retrying(durable_stack: DurableStack) -
 
 
 async def test_temporal_cli_starts_an_agent_run_with_plain_json(durable_stack: DurableStack) -> None:
-    app = register_app(App(name=f"w1_cli_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
+    app = durable_stack.register(App(name=f"w1_cli_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
     payload = {"app_name": app.name, "user_id": "u1", "session_id": "cli", "message": USER_MESSAGE}
     process = await asyncio.create_subprocess_exec(
         temporal_binary(), "workflow", "execute", "--address", durable_stack.address,

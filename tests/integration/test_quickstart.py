@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from activities import register_app
 from adk_core import InMemoryRunner
 from examples import quickstart
 from tests.integration.conftest import DurableStack
@@ -18,6 +17,6 @@ ANSWER = "It is sunny and 21°C in Paris."
 async def test_quickstart_in_process_and_durable(durable_stack: DurableStack) -> None:
     local = await InMemoryRunner(app=quickstart.app).run(QUESTION)
     assert local[-1].text == ANSWER
-    register_app(quickstart.app)
+    durable_stack.register(quickstart.app)
     turn = await durable_stack.client.send("quickstart", "alice", "s1", QUESTION)
     assert turn.final_text == ANSWER

@@ -6,7 +6,6 @@ No server needed: the Replayer runs the workflow code against the recorded event
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,13 +14,14 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
-from activities import register_app
+from activities import AppRegistry
 from adk_core import App, LlmAgent, ScriptedModel
 from adk_core.errors import AdkError
 from adk_core.tools import FunctionTool
 from adk_core.tools.execution import ToolExecution
 from examples import w1
 from tests.replay import record_histories
+from workflows.app_scope import AppsInterceptor
 from workflows.converter import adk_data_converter
 from workflows.plugin import WORKFLOWS, sandbox_runner
 
@@ -33,9 +33,10 @@ def _history(path: Path) -> WorkflowHistory:
     return WorkflowHistory.from_json(record_histories.WORKFLOW_IDS.get(path.stem, path.stem), path.read_text())
 
 
-def _replayer() -> Replayer:
+def _replayer(apps: list[App]) -> Replayer:
     return Replayer(
         workflows=WORKFLOWS,
+        interceptors=[AppsInterceptor(AppRegistry(apps))],
         data_converter=adk_data_converter,
         workflow_runner=sandbox_runner(),
         workflow_failure_exception_types=[AdkError],
@@ -43,13 +44,9 @@ def _replayer() -> Replayer:
 
 
 @pytest.fixture
-def recorded_apps() -> Iterator[None]:
-    """The apps the histories were recorded with, registered again afterwards if a test swapped one."""
-    for app in record_histories.apps():
-        register_app(app)
-    yield
-    for app in record_histories.apps():
-        register_app(app)
+def recorded_apps() -> list[App]:
+    """The apps the histories were recorded with."""
+    return list(record_histories.apps())
 
 
 def test_histories_are_checked_in() -> None:
@@ -65,8 +62,8 @@ def test_the_recorded_session_id_is_the_one_the_workflow_expects() -> None:
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
-async def test_history_replays(path: Path, recorded_apps: None) -> None:
-    result = await _replayer().replay_workflow(_history(path), raise_on_replay_failure=True)
+async def test_history_replays(path: Path, recorded_apps: list[App]) -> None:
+    result = await _replayer(recorded_apps).replay_workflow(_history(path), raise_on_replay_failure=True)
     assert result.replay_failure is None
 
 
@@ -87,9 +84,10 @@ def _w1_with_inline_add() -> App:
         ("session_confirm", lambda: record_histories.build_confirm_app(tool_execution=INLINE)),
     ],
 )
-async def test_changed_app_fails_replay(history: str, changed_app, recorded_apps: None) -> None:
+async def test_changed_app_fails_replay(history: str, changed_app, recorded_apps: list[App]) -> None:
     """A tool moved from an activity into the workflow changes the commands: nondeterminism."""
-    register_app(changed_app())
+    changed = changed_app()
+    apps = [changed, *(app for app in recorded_apps if app.name != changed.name)]
     path = record_histories.HISTORIES / f"{history}.json"
     with pytest.raises(NondeterminismError, match="Nondeterminism error"):
-        await _replayer().replay_workflow(_history(path), raise_on_replay_failure=True)
+        await _replayer(apps).replay_workflow(_history(path), raise_on_replay_failure=True)

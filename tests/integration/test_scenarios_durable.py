@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from activities import register_app
 from adk_core import App, Content, Event, Session
 from tests.integration.conftest import DurableStack
 from tests.scenarios import SCENARIOS, comparable
@@ -31,7 +30,7 @@ class DurableDriver:
         return f"{app}_{self.suffix}"
 
     def register(self, app: App) -> None:
-        register_app(App(name=self._name(app.name), root_agent=app.root_agent, plugins=app.plugins))
+        self.stack.register(App(name=self._name(app.name), root_agent=app.root_agent, plugins=app.plugins))
 
     async def create_session(self, app: str, user_id: str, session_id: str, state: dict[str, Any] | None = None) -> None:
         await self.stack.sessions.create_session(app_name=self._name(app), user_id=user_id, session_id=session_id, state=state)

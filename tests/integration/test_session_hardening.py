@@ -11,7 +11,6 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
 
-from activities import register_app
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import InvalidInputError, StateKeyError
 from adk_core.models import function_call_response, text_response
@@ -23,7 +22,7 @@ from workflows.contracts import TurnQuery, TurnStatus
 pytestmark = pytest.mark.integration
 
 
-def _echo_app(prefix: str) -> tuple[App, list[list[str]]]:
+def _echo_app(durable_stack: DurableStack, prefix: str) -> tuple[App, list[list[str]]]:
     """An app whose model answers with the user texts it was shown (recorded per call)."""
     seen: list[list[str]] = []
 
@@ -33,11 +32,11 @@ def _echo_app(prefix: str) -> tuple[App, list[list[str]]]:
         return text_response(f"heard {texts[-1]}; history {len(texts)}")
 
     app = App(name=f"{prefix}_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script)))
-    return register_app(app), seen
+    return durable_stack.register(app), seen
 
 
 async def test_users_whose_ids_used_to_collide_never_share_a_session(durable_stack: DurableStack) -> None:
-    app, seen = _echo_app("probe")
+    app, seen = _echo_app(durable_stack, "probe")
     client = durable_stack.client
     await client.send(app.name, "carol", "x/diary", "my secret is 42", state_delta={"secret": 42, "user:pin": 7})
     other = await client.send(app.name, "carol/x", "diary", "what is the secret?")
@@ -54,7 +53,7 @@ async def test_users_whose_ids_used_to_collide_never_share_a_session(durable_sta
 
 
 async def test_a_hundred_concurrent_messages_are_all_answered_once_in_queue_order(durable_stack: DurableStack) -> None:
-    app, seen = _echo_app("busy")
+    app, seen = _echo_app(durable_stack, "busy")
     client = durable_stack.client
     texts = [f"message {i}" for i in range(100)]
     results = await asyncio.wait_for(
@@ -78,7 +77,7 @@ async def test_messages_queued_by_signal_are_answered_in_order_and_followed_by_q
     """The signal path (what AdkClient uses once Temporal refuses more in-flight updates, and what a
     plain Temporal client can use): messages queue durably, run in order, and the ``turn`` query
     tells each sender its result."""
-    app, seen = _echo_app("signals")
+    app, seen = _echo_app(durable_stack, "signals")
     client = durable_stack.client
     ids = [f"sig-{i}" for i in range(20)]
     for i, message_id in enumerate(ids):
@@ -99,7 +98,7 @@ async def test_messages_queued_by_signal_are_answered_in_order_and_followed_by_q
 
 
 async def test_a_repeated_message_id_returns_the_first_result(durable_stack: DurableStack) -> None:
-    app, seen = _echo_app("idem")
+    app, seen = _echo_app(durable_stack, "idem")
     client = durable_stack.client
     first, again = await asyncio.gather(
         client.send(app.name, "u1", "s1", "pay 10", message_id="m-1"),
@@ -114,7 +113,7 @@ async def test_a_repeated_message_id_returns_the_first_result(durable_stack: Dur
 
 
 async def test_bad_ids_are_refused_at_the_client_before_any_workflow_starts(durable_stack: DurableStack) -> None:
-    app, seen = _echo_app("badids")
+    app, seen = _echo_app(durable_stack, "badids")
     for user, session in [(" carol", "s"), ("carol", ""), ("carol", "nul\x00"), ("carol", "s ")]:
         with pytest.raises(InvalidInputError):
             await durable_stack.client.send(app.name, user, session, "hi")
@@ -125,7 +124,7 @@ async def test_bad_ids_are_refused_at_the_client_before_any_workflow_starts(dura
 
 
 async def test_a_session_workflow_under_another_id_refuses_to_run(durable_stack: DurableStack) -> None:
-    app, _ = _echo_app("squat")
+    app, _ = _echo_app(durable_stack, "squat")
     client = durable_stack.client.client
     handle = await client.start_workflow(
         SessionWorkflow.run,
@@ -153,7 +152,7 @@ async def test_a_turn_whose_events_cannot_be_stored_fails_once_and_the_next_turn
             return function_call_response("read_file", {})
         return text_response("still here")
 
-    app = register_app(App(
+    app = durable_stack.register(App(
         name=f"nul_{uuid.uuid4().hex[:6]}",
         root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(read_file)]),
     ))
@@ -174,7 +173,7 @@ async def test_a_workflow_task_that_keeps_failing_reaches_the_client_as_a_clear_
         while time.monotonic() < deadline:
             pass
 
-    app = register_app(App(
+    app = durable_stack.register(App(
         name=f"wedged_{uuid.uuid4().hex[:6]}",
         root_agent=LlmAgent(name="a", model=ScriptedModel(lambda r: text_response("hi")), before_model_callback=stuck_callback),
     ))
@@ -186,7 +185,7 @@ async def test_a_workflow_task_that_keeps_failing_reaches_the_client_as_a_clear_
 
 
 async def test_a_repeated_message_id_after_continue_as_new_returns_the_stored_turn(durable_stack: DurableStack) -> None:
-    app, seen = _echo_app("repeat_can")
+    app, seen = _echo_app(durable_stack, "repeat_can")
     client = durable_stack.client
     await client.client.start_workflow(
         SessionWorkflow.run,
@@ -207,7 +206,7 @@ async def test_a_turn_followed_by_query_after_continue_as_new_is_read_back_in_fu
     """A sender that queued by signal and follows its turn by query may find it finished in an
     earlier run: the query then says done without a result, and asking again by update (same
     message id, no second turn) reads the turn back from the store."""
-    app, seen = _echo_app("follow_can")
+    app, seen = _echo_app(durable_stack, "follow_can")
     client = durable_stack.client
     workflow_id = session_workflow_id(app.name, "u1", "s1")
     for i in range(25):  # more than the 20 finished turns a run hands to the next

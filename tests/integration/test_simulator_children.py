@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from activities import register_app
 from adk_core import App, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.simulator import SessionView, SimulatorPlugin, SimulatorService
@@ -56,7 +55,7 @@ async def test_an_agent_tool_child_workflow_waits_for_a_person(durable_stack: Du
             "helper", {"request": "the report"})
 
     caller = LlmAgent(name="caller", model=ScriptedModel(caller_script), tools=[AgentTool(helper)])
-    app = register_app(App(name=f"simtool_{uuid.uuid4().hex[:6]}", root_agent=caller,
+    app = durable_stack.register(App(name=f"simtool_{uuid.uuid4().hex[:6]}", root_agent=caller,
                            plugins=[SimulatorPlugin(["helper"])]))
     parent = session_workflow_id(app.name, "u", "s1")
     store = SqlSimulatorStore(durable_stack.database_url)
@@ -79,7 +78,7 @@ async def test_an_agent_tool_child_workflow_waits_for_a_person(durable_stack: Du
 async def test_parallel_branch_child_workflows_wait_for_a_person(durable_stack: DurableStack) -> None:
     branches = [LlmAgent(name=name, model=ScriptedModel(_unused), durable={"child_workflow": True})
                 for name in ("left", "right")]
-    app = register_app(App(name=f"simfan_{uuid.uuid4().hex[:6]}",
+    app = durable_stack.register(App(name=f"simfan_{uuid.uuid4().hex[:6]}",
                            root_agent=ParallelAgent(name="fan", sub_agents=branches), plugins=[SimulatorPlugin()]))
     parent = session_workflow_id(app.name, "u", "s1")
     store = SqlSimulatorStore(durable_stack.database_url)

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from activities import register_app
 from adk_core.simulator import SessionView, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.sql import migrate
@@ -53,7 +52,7 @@ async def wait_for_head(service: SimulatorService, adk_session_id: str, *, after
 
 
 async def test_targeted_agents_wait_for_a_person_others_use_their_model(durable_stack: DurableStack) -> None:
-    register_app(simulator_app.app)
+    durable_stack.register(simulator_app.app)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
     store = SqlSimulatorStore(durable_stack.database_url)
     web = SimulatorService(store, deliver=temporal_deliver(durable_stack.client.client))

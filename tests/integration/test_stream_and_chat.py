@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from activities import register_app
 from adk_core import App
 from examples.w1 import USER_MESSAGE, build_agent, check_turn
 from tests.integration import chat_app
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_stream_yields_the_turn_in_order(durable_stack: DurableStack) -> None:
-    app = register_app(App(name=f"w1_stream_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
+    app = durable_stack.register(App(name=f"w1_stream_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
     streamed = [e async for e in durable_stack.client.stream(app.name, "u1", "s1", USER_MESSAGE)]
     check_turn(streamed)
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
@@ -30,7 +29,7 @@ async def test_stream_yields_the_turn_in_order(durable_stack: DurableStack) -> N
 
 
 async def test_chat_asks_for_a_confirmation_and_sends_the_answer(durable_stack: DurableStack) -> None:
-    register_app(chat_app.app)
+    durable_stack.register(chat_app.app)
     session = f"chat-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ADK_TASK_QUEUE": durable_stack.task_queue}
     process = await asyncio.create_subprocess_exec(

@@ -11,7 +11,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from activities import register_app
 from adk_core import App
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
@@ -41,7 +40,7 @@ async def test_spans_link_client_workflow_and_activities_without_replay_duplicat
     url = await postgres.create_database(f"tracing_{uuid.uuid4().hex[:8]}")
     client = await connect(temporal_server.address, namespace=temporal_server.namespace, tracing=True)
     task_queue = f"trace-{uuid.uuid4().hex[:8]}"
-    app = register_app(App(name=f"w1_trace_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
+    app = App(name=f"w1_trace_{uuid.uuid4().hex[:6]}", root_agent=build_agent())
     async with open_services(url) as services:
         # No workflow cache: every workflow task replays history from the start.
         worker = build_worker(client, [app], task_queue=task_queue, tracing=True, max_cached_workflows=0, **services)

@@ -9,7 +9,6 @@ import pytest
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities import register_app
 from adk_core import App
 from adkt.client import AdkClient
 from examples.w1 import USER_MESSAGE, build_agent, check_turn
@@ -34,7 +33,7 @@ async def test_unsandboxed_worker_runs_w1(durable_stack: DurableStack) -> None:
 
     client = await connect(durable_stack.address)
     task_queue = f"unsandboxed-{uuid.uuid4().hex[:8]}"
-    app = register_app(App(name=f"w1_unsandboxed_{uuid.uuid4().hex[:6]}", root_agent=build_agent()))
+    app = App(name=f"w1_unsandboxed_{uuid.uuid4().hex[:6]}", root_agent=build_agent())
     worker = build_worker(
         client, [app], task_queue=task_queue, session_service=durable_stack.sessions,
         workflow_runner=UnsandboxedWorkflowRunner(),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.apps import get_app
+from activities.apps import AppRegistry
 from activities.eval_cases import find_case, load_cases, normalize_ref, register_case
 from adk_core import LlmAgent
 from adk_core.errors import ConfigurationError
@@ -72,11 +72,12 @@ def test_missing_module_and_case() -> None:
 
 
 def test_registering_twice_is_a_no_op_and_a_namesake_is_refused() -> None:
-    apps = register_case(chest_pain_case)
-    assert register_case(chest_pain_case) is apps
-    assert get_app("eval:chest-pain-escalation") is case_apps(chest_pain_case).system
+    registry = AppRegistry()
+    apps = register_case(chest_pain_case, registry)
+    assert register_case(chest_pain_case, registry) is apps
+    assert registry.get("eval:chest-pain-escalation") is case_apps(chest_pain_case).system
     with pytest.raises(ConfigurationError, match="already serves a different eval case named 'chest-pain-escalation'"):
-        register_case(build_case(model=None))
+        register_case(build_case(model=None), registry)
 
 
 def test_storage_names_are_per_trial_and_fit_the_id_rule() -> None:
