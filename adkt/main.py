@@ -7,6 +7,7 @@
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
     adkt sim                        the agent simulator: a person answers model requests in a browser
+    adkt web [--app pkg.mod:app]    the dev chat page and HTTP API (`adkt api`: the API alone)
     adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
@@ -25,6 +26,7 @@ from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
 from adkt.commands.sessions import sessions
 from adkt.commands.sim import sim
+from adkt.commands.web import api, web
 
 app = typer.Typer(
     name="adkt",
@@ -50,6 +52,8 @@ app.command()(chat)
 app.command()(worker)
 app.command()(migrate)
 app.command()(sim)
+app.command()(web)
+app.command()(api)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
 

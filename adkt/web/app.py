@@ -1,4 +1,4 @@
-"""The web app (Starlette): the simulator's pages and its JSON + SSE API.
+"""The agent simulator's part of the web app (Starlette): its page and its JSON + SSE API.
 
     GET  /api/sessions                                  sessions, newest first, with pending counts
     GET  /api/sessions/{id}                             a session: head request, pending queue, timeline
@@ -33,7 +33,29 @@ KEEPALIVE_SECONDS = 15.0
 
 
 def create_app(service: SimulatorService) -> Starlette:
-    """The app for ``service`` (its store and, for durable runs, its ``deliver``)."""
+    """The simulator alone (``adkt sim``), its page at ``/``: ``service`` is its store and, for
+    durable runs, its ``deliver``. adkt/web/site.py serves it beside the dev page and API."""
+    routes, handlers = simulator_routes(service)
+    page = page_route(STATIC / "index.html")
+    return Starlette(
+        routes=[*routes, Route("/", page), Route("/sessions/{session_id}", page), static_files()],
+        exception_handlers=handlers,
+    )
+
+
+def static_files() -> Mount:
+    return Mount("/static", StaticFiles(directory=STATIC), name="static")
+
+
+def page_route(path: Path):  # noqa: ANN201
+    async def page(request: Request) -> Response:
+        return FileResponse(path)
+
+    return page
+
+
+def simulator_routes(service: SimulatorService) -> tuple[list[Route], dict]:
+    """The simulator's API routes (``/api/sessions``, ``/api/events``) and its error handlers."""
 
     async def list_sessions(request: Request) -> Response:
         sessions = await service.list_sessions()
@@ -94,9 +116,6 @@ def create_app(service: SimulatorService) -> Starlette:
             stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
 
-    async def page(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html")
-
     async def simulator_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, SimulatorError)
         return _error(exc.http_status, type(exc).__name__, str(exc))
@@ -105,20 +124,15 @@ def create_app(service: SimulatorService) -> Starlette:
         assert isinstance(exc, HTTPException)
         return _error(exc.status_code, "HttpError", exc.detail)
 
-    return Starlette(
-        routes=[
-            Route("/api/sessions", list_sessions),
-            Route("/api/sessions/{session_id}", get_session),
-            Route("/api/sessions/{session_id}/turns/{turn_id}/decision", submit_decision, methods=["POST"]),
-            Route("/api/sessions/{session_id}/complete", complete, methods=["POST"]),
-            Route("/api/sessions/{session_id}/export", export),
-            Route("/api/events", events),
-            Route("/", page),
-            Route("/sessions/{session_id}", page),
-            Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ],
-        exception_handlers={SimulatorError: simulator_error, HTTPException: http_error},
-    )
+    routes = [
+        Route("/api/sessions", list_sessions),
+        Route("/api/sessions/{session_id}", get_session),
+        Route("/api/sessions/{session_id}/turns/{turn_id}/decision", submit_decision, methods=["POST"]),
+        Route("/api/sessions/{session_id}/complete", complete, methods=["POST"]),
+        Route("/api/sessions/{session_id}/export", export),
+        Route("/api/events", events),
+    ]
+    return routes, {SimulatorError: simulator_error, HTTPException: http_error}
 
 
 def _error(status: int, kind: str, message: str) -> Response:

@@ -1,4 +1,5 @@
-"""Serving the web app against the sessions database and Temporal (``adkt sim``, ``adkt dev``)."""
+"""Serving the web app against the sessions database and Temporal (``adkt sim``, ``adkt web``,
+``adkt api``, ``adkt dev``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from adk_core.errors import ConfigurationError
 from adk_core.simulator import SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
 
+from .api.backend import ApiBackend
 from .app import create_app
 from .deliver import temporal_deliver
 
@@ -23,10 +25,18 @@ def durable_service(database_url: str, client: Client) -> SimulatorService:
     return SimulatorService(SqlSimulatorStore(database_url), deliver=temporal_deliver(client))
 
 
-def server(service: SimulatorService, *, host: str = "127.0.0.1", port: int = 8710) -> uvicorn.Server:
-    """A uvicorn server for the app; ``await server.serve()``. Open SSE streams end at shutdown."""
+def server(
+    service: SimulatorService | None, *, host: str = "127.0.0.1", port: int = 8710, api: ApiBackend | None = None,
+    page: bool = True,
+) -> uvicorn.Server:
+    """A uvicorn server for the app; ``await server.serve()``. Open SSE streams end at shutdown.
+    With ``api``, the dev page and HTTP API too (the simulator's page moves to /sim); without
+    ``service``, no simulator."""
+    from .site import create_site
+
+    app = create_app(service) if api is None and service is not None else create_site(api, service, page=page)
     config = uvicorn.Config(
-        create_app(service), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1, lifespan="off"
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1, lifespan="off"
     )
     return uvicorn.Server(config)
 
@@ -41,8 +51,8 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as e:
         sock.close()
         raise ConfigurationError(
-            f"the simulator cannot listen on {host}:{port} ({e.strerror}); pick another port with --sim-port "
-            "(or --port for `adkt sim`)"
+            f"the web app cannot listen on {host}:{port} ({e.strerror}); pick another port with --sim-port "
+            "for `adkt dev`, --port for `adkt sim`, `adkt web` and `adkt api`"
         ) from None
     sock.listen(128)
     sock.set_inheritable(True)
@@ -50,16 +60,19 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def serving(service: SimulatorService, *, host: str = "127.0.0.1", port: int = 8710) -> AsyncIterator[str]:
+async def serving(
+    service: SimulatorService | None, *, host: str = "127.0.0.1", port: int = 8710, api: ApiBackend | None = None,
+    page: bool = True,
+) -> AsyncIterator[str]:
     """Serve the app in the background for the duration of the context; yields its URL."""
     sock = bind(host, port)
-    web = server(service, host=host, port=port)
+    web = server(service, host=host, port=port, api=api, page=page)
     task = asyncio.create_task(web.serve(sockets=[sock]))
     try:
         while not web.started:
             if task.done():
                 task.result()
-                raise ConfigurationError(f"the simulator's web server on {host}:{port} stopped while starting")
+                raise ConfigurationError(f"the web server on {host}:{port} stopped while starting")
             await asyncio.sleep(0.02)
         bound_port = sock.getsockname()[1]
         yield f"http://{host}:{bound_port}"

@@ -1,6 +1,13 @@
 // The simulator's page: no build step, one module. The JSON API is documented in docs/simulator.md.
 const main = document.getElementById("main");
 const LONG = 600;
+// Served alone (`adkt sim`) the page is at /; beside the dev page (`adkt dev`, `adkt web`) at /sim.
+const BASE = location.pathname.startsWith("/sim") ? "/sim" : "";
+const SESSION_PATH = new RegExp(`^${BASE}/sessions/([^/]+)`);
+if (BASE) {
+  document.querySelector(".brand").setAttribute("href", `${BASE}/`);
+  document.querySelector("header").append(Object.assign(document.createElement("a"), { href: "/", textContent: "dev chat →", className: "sub" }));
+}
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -252,7 +259,7 @@ async function renderList() {
     sessions.length ? h("table", { "data-testid": "sessions" },
       h("thead", {}, h("tr", {}, ["Session", "App / user / ADK session", "Status", "Pending", "Turns", "Created"].map((c) => h("th", {}, c)))),
       h("tbody", {}, sessions.map((s) => h("tr", { "data-testid": `session-${s.session.id}` },
-        h("td", {}, h("a", { href: `/sessions/${s.session.id}`, class: "mono" }, short(s.session.id))),
+        h("td", {}, h("a", { href: `${BASE}/sessions/${s.session.id}`, class: "mono" }, short(s.session.id))),
         h("td", {}, s.session.description || h("span", { class: "muted" }, "—")),
         h("td", {}, h("span", { class: `badge ${s.session.status}` }, s.session.status)),
         h("td", {}, s.pending_count ? h("span", { class: "badge pending", "data-testid": "pending-count" }, `${s.pending_count} waiting`) : h("span", { class: "muted" }, "0")),
@@ -266,7 +273,7 @@ let shownHead = null;
 async function renderSession(id, { keepComposer = false } = {}) {
   let view;
   try { view = await api(`/api/sessions/${id}`); } catch (e) {
-    main.replaceChildren(h("div", { class: "error" }, `${e.error}: ${e.message}`), h("a", { href: "/" }, "← all sessions"));
+    main.replaceChildren(h("div", { class: "error" }, `${e.error}: ${e.message}`), h("a", { href: `${BASE}/` }, "← all sessions"));
     return;
   }
   const headId = view.head?.turn_id || null;
@@ -275,7 +282,7 @@ async function renderSession(id, { keepComposer = false } = {}) {
   shownHead = headId;
   document.title = view.head ? `⏳ ${view.head.agent_name} waits · simulator` : "Simulator session";
   const s = view.session;
-  const header = h("div", {}, h("a", { href: "/" }, "← all sessions"),
+  const header = h("div", {}, h("a", { href: `${BASE}/` }, "← all sessions"),
     h("h1", {}, "Session ", h("span", { class: "mono" }, short(s.id)), " ", h("span", { class: `badge ${s.status}` }, s.status)),
     h("div", { class: "muted" }, s.description, " · created ", when(s.created_at), " · ", `${view.pending.length} pending`));
   let headSection;
@@ -303,7 +310,7 @@ async function renderSession(id, { keepComposer = false } = {}) {
 }
 
 function route() {
-  const match = location.pathname.match(/^\/sessions\/([^/]+)/);
+  const match = location.pathname.match(SESSION_PATH);
   return match ? renderSession(match[1]) : renderList();
 }
 
@@ -315,7 +322,7 @@ function listen() {
   source.onerror = () => { live.textContent = "reconnecting…"; live.classList.remove("on"); };
   source.addEventListener("change", (event) => {
     const { session_id } = JSON.parse(event.data);
-    const match = location.pathname.match(/^\/sessions\/([^/]+)/);
+    const match = location.pathname.match(SESSION_PATH);
     if (!match) renderList();
     else if (match[1] === session_id) renderSession(session_id, { keepComposer: true });
   });

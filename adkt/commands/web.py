@@ -1,0 +1,140 @@
+"""`adkt web` (the dev chat page and the HTTP API) and `adkt api` (the HTTP API alone).
+
+Both find Temporal and Postgres as `adkt run` does (adkt/commands/_devstate.resolve): a configured
+Temporal, else a running `adkt dev`, else an embedded stack that serves the --app apps and lives as
+long as the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from adkt.commands._common import app_ref, require_app, run_async
+from adkt.commands._render import err
+from adkt.settings import Settings
+
+if TYPE_CHECKING:
+    from adkt.client import AdkClient
+    from adkt.web.api.models import AppInfo
+
+Apps = Annotated[
+    list[str] | None,
+    typer.Option("--app", help="module:attr of an App, or the name of one a worker elsewhere serves (repeatable)"),
+]
+Host = Annotated[str, typer.Option("--host", help="interface to listen on")]
+Port = Annotated[int, typer.Option("--port", help="port of the page and API (0: any free port)")]
+Address = Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS, then .adk/dev.json)")]
+DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
+TemporalUi = Annotated[
+    str | None,
+    typer.Option("--temporal-ui", help="Temporal UI base URL for the workflow links (default: the running `adkt dev`'s)"),
+]
+
+
+def web(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
+        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None) -> None:  # fmt: skip
+    """Serve the dev chat page (pick an app, chat, answer confirmations, browse sessions and eval runs),
+    the HTTP API under /api/v1 and the agent simulator's page at /sim."""
+    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True))
+
+
+def api(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
+        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None) -> None:  # fmt: skip
+    """Serve the HTTP API under /api/v1 (its OpenAPI schema at /api/v1/openapi.json; docs/web.md)."""
+    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False))
+
+
+@dataclass
+class WebStack:
+    client: AdkClient
+    database_url: str
+    temporal_ui: str | None
+
+
+def app_infos(specs: list[str]) -> tuple[list[AppInfo], list]:
+    """What the API lists for each --app, and the Apps that loaded (for an embedded worker)."""
+    from adkt.web.api.models import AppInfo
+
+    infos, loaded = [], []
+    for spec in specs:
+        ref = app_ref(spec)  # (app or None, name, ...): a bare name is an app a worker elsewhere serves
+        app, name = ref[0], ref[1]
+        if app is None:
+            infos.append(AppInfo(name=name))
+            continue
+        loaded.append(app)
+        root = app.root_agent
+        infos.append(AppInfo(name=name, agent=root.name, description=getattr(root, "description", "") or "", spec=spec))
+    return infos, loaded
+
+
+@contextlib.asynccontextmanager
+async def web_stack(
+    specs: list[str], settings: Settings, *, address: str | None, database_url: str | None, temporal_ui: str | None
+) -> AsyncIterator[tuple[WebStack, list[str]]]:
+    """The stack the page talks to and the app specs it serves (a running `adkt dev`'s by default)."""
+    from adk_core.errors import ConfigurationError
+    from adkt.client import AdkClient, connect
+    from adkt.commands._devstate import resolve
+    from adkt.commands._stack import embedded_stack
+
+    target = resolve(settings, address=address, database_url=database_url)
+    if target.dev is not None:
+        specs = specs or target.dev.apps
+        temporal_ui = temporal_ui or target.dev.ui_url
+    if target.address is not None:
+        if not target.database_url:
+            raise ConfigurationError(
+                "the page reads sessions from Postgres, and no database is configured: pass --database-url or set "
+                "ADK_DATABASE_URL=postgresql+psycopg://..."
+            )
+        client = await connect(target.address, namespace=target.namespace, database_url=target.database_url)
+        yield WebStack(AdkClient(client, task_queue=target.task_queue), target.database_url, temporal_ui), specs
+        return
+    if not specs:
+        raise ConfigurationError(
+            "no Temporal is configured and no `adkt dev` runs, so this command serves the apps itself: "
+            "pass --app module:attr (e.g. --app examples.w1:app)"
+        )
+    infos, loaded = app_infos(specs)
+    for info in infos:
+        if info.spec is None:
+            require_app(None, info.name)  # a bare name: nothing here could serve it
+    err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack (no Temporal UI; "
+              "`adkt dev` has one)[/]")  # fmt: skip
+    async with embedded_stack(loaded, settings, database_url=target.database_url) as stack:
+        yield WebStack(stack.client, stack.database_url, temporal_ui), specs
+
+
+async def _serve(specs: list[str], host: str, port: int, address: str | None, database_url: str | None,
+                 temporal_ui: str | None, *, page: bool) -> None:  # fmt: skip
+    from adk_core.sessions.sql import migrate
+    from adkt.commands._stack import wait_for_signal
+    from adkt.web.api.backend import ApiBackend
+    from adkt.web.serve import bind, durable_service, serving
+
+    bind(host, port).close()  # a taken port fails now, before anything starts
+    settings = Settings.load()
+    async with web_stack(specs, settings, address=address, database_url=database_url, temporal_ui=temporal_ui) as (
+        stack, specs,
+    ):  # fmt: skip
+        await migrate(stack.database_url)
+        infos, _ = app_infos(specs)
+        backend = ApiBackend.open(stack.client, stack.database_url, apps=infos, temporal_ui=stack.temporal_ui)
+        simulator = durable_service(stack.database_url, stack.client.client) if page else None
+        try:
+            async with serving(simulator, host=host, port=port, api=backend, page=page) as url:
+                what = "dev page" if page else "HTTP API"
+                names = ", ".join(i.name for i in infos) or "any app a worker serves"
+                err.print(f"{what} on [link={url}]{url}[/link]  (apps: {names}; API {url}/api/v1, "
+                          f"schema {url}/api/v1/openapi.json)  Ctrl-C stops", highlight=False)  # fmt: skip
+                await wait_for_signal()
+        finally:
+            await backend.close()
+            if simulator is not None:
+                await simulator.store.close()

@@ -1,0 +1,77 @@
+"""What the HTTP API serves from: a client of the durable conversations (AdkClient), the sessions
+database (read, create, delete) and the stored eval runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from temporalio.service import RPCError, RPCStatusCode
+
+from adk_core.eval.store import EvalResultStore
+from adk_core.sessions import Session, SessionService
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sql.engine import postgres_url
+from adkt.client import AdkClient
+from workflows import PendingRequest, session_workflow_id
+from workflows._invocation import pending_requests
+
+from .models import AppInfo, SessionSummary
+
+
+@dataclass
+class ApiBackend:
+    """The API's dependencies. ``apps`` empty means any app name is accepted (a worker elsewhere
+    may serve it); otherwise an app outside it is a 404 that lists the known ones."""
+
+    client: AdkClient
+    sessions: SessionService
+    evals: EvalResultStore | None = None
+    apps: list[AppInfo] = field(default_factory=list)
+    temporal_ui: str | None = None
+    simulator_page: str | None = None
+    _engine: AsyncEngine | None = None
+
+    @classmethod
+    def open(
+        cls, client: AdkClient, database_url: str, *, apps: list[AppInfo], temporal_ui: str | None = None
+    ) -> ApiBackend:
+        """Sessions and eval runs on one small connection pool; ``close()`` releases it."""
+        engine = create_async_engine(postgres_url(database_url), pool_size=5, max_overflow=10)
+        return cls(
+            client, DatabaseSessionService(engine), EvalResultStore(engine), apps,
+            temporal_ui.rstrip("/") if temporal_ui else None, _engine=engine,
+        )  # fmt: skip
+
+    async def close(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+
+    @property
+    def namespace(self) -> str:
+        return self.client.client.namespace
+
+    def workflow_url(self, workflow_id: str) -> str | None:
+        if not self.temporal_ui:
+            return None
+        return f"{self.temporal_ui}/namespaces/{quote(self.namespace, safe='')}/workflows/{quote(workflow_id, safe='')}"
+
+    def summary(self, session: Session) -> SessionSummary:
+        workflow_id = session_workflow_id(session.app_name, session.user_id, session.id)
+        return SessionSummary(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.id, state=session.state,
+            last_update_time=session.last_update_time, workflow_id=workflow_id,
+            workflow_url=self.workflow_url(workflow_id),
+        )  # fmt: skip
+
+    async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
+        """What the conversation waits for. Its workflow answers while it runs; once it has ended
+        (idle), the stored events say the same (the next message or reply starts it again)."""
+        try:
+            return await self.client.pending(app, user_id, session_id)
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+        session = await self.sessions.get_session(app_name=app, user_id=user_id, session_id=session_id)
+        return pending_requests(session.events) if session else []

@@ -1,0 +1,129 @@
+"""Serving the route table: one Starlette endpoint under /api/v1 finds the Endpoint, validates the
+path ids (adk_core.ids), the query and the body against the table's models, calls the handler and
+checks that what it returns is the documented model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from urllib.parse import unquote_to_bytes
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from adk_core.errors import InvalidInputError
+from adk_core.ids import validate_id
+
+from .backend import ApiBackend
+from .endpoints import ENDPOINTS
+from .errors import NotFoundError, error_body, first_error
+from .openapi import openapi_schema
+from .routes import PATH_PARAMS, PREFIX, Call, Endpoint, Sse
+
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS):
+    """The Starlette endpoint for ``/api/v1/{rest:path}``."""
+    schema = openapi_schema(endpoints)
+
+    async def dispatch(request: Request) -> Response:
+        # The raw path: a percent-encoded '/' inside an id must not split the segment.
+        raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+        path = raw[len(PREFIX):] if raw.startswith(PREFIX) else raw
+        if path == "/openapi.json" and request.method == "GET":
+            return JSONResponse(schema)
+        try:
+            endpoint, raw_params = _route(endpoints, request.method, path)
+            call = Call(backend, _ids(raw_params))
+            if endpoint.query is not None:
+                call.query = _parse(endpoint.query, dict(request.query_params), "query")
+            if endpoint.body is not None:
+                call.body = _parse(endpoint.body, await _json(request), "body")
+            if endpoint.streams:
+                events = await endpoint.handler(call)
+                return StreamingResponse(
+                    _frames(endpoint, events), media_type="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+                )  # fmt: skip
+            result = await endpoint.handler(call)
+        except _Refusal as e:
+            return e.response
+        except Exception as e:  # noqa: BLE001 - every failure is answered as JSON (errors.py says which status)
+            return error_response(e)
+        if not isinstance(result, endpoint.response or BaseModel):
+            raise TypeError(f"{endpoint.method} {endpoint.path} returned {type(result).__name__}, not {endpoint.response}")
+        return JSONResponse(result.model_dump(mode="json"), status_code=endpoint.status)
+
+    return dispatch
+
+
+def error_response(error: BaseException) -> JSONResponse:
+    status, kind, message = error_body(error)
+    return JSONResponse({"error": kind, "message": message}, status_code=status)
+
+
+class _Refusal(Exception):
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+        self.response = JSONResponse({"error": kind, "message": message}, status_code=status, headers=headers)
+
+
+def _route(endpoints: list[Endpoint], method: str, path: str) -> tuple[Endpoint, dict[str, str]]:
+    allowed = []
+    for endpoint in endpoints:
+        params = endpoint.match(path)
+        if params is None:
+            continue
+        if endpoint.method == method:
+            return endpoint, params
+        allowed.append(endpoint.method)
+    if allowed:
+        raise _Refusal(405, "MethodNotAllowed", f"{method} is not served at {PREFIX}{path}; use {', '.join(allowed)}",
+                       {"Allow": ", ".join(allowed)})  # fmt: skip
+    raise NotFoundError(
+        f"no API route {PREFIX}{path}; the routes are listed in {PREFIX}/openapi.json (ids holding '/' go "
+        "percent-encoded as %2F)"
+    )
+
+
+def _ids(raw: dict[str, str]) -> dict[str, str]:
+    ids = {}
+    for name, value in raw.items():
+        try:
+            decoded = unquote_to_bytes(value.encode("latin-1")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"the {PATH_PARAMS[name]} in the path is not UTF-8; percent-encode its UTF-8 bytes") from None
+        ids[name] = validate_id(PATH_PARAMS[name], decoded)
+    return ids
+
+
+async def _json(request: Request) -> object:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise _Refusal(400, "InvalidJson", f"the request body is not JSON ({e}); send a JSON object") from None
+
+
+def _parse(model: type[BaseModel], value: object, where: str) -> BaseModel:
+    try:
+        return model.model_validate(value)
+    except ValidationError as e:
+        fields = ", ".join(model.model_fields)
+        raise _Refusal(422, "ValidationError", f"{where}: {first_error(e, f'the fields are: {fields}')}") from None
+
+
+async def _frames(endpoint: Endpoint, events: AsyncIterator[Sse | None]) -> AsyncIterator[str]:
+    yield ": stream open\n\n"
+    async for item in events:
+        if item is None:
+            yield ": keep-alive\n\n"
+            continue
+        expected = endpoint.events.get(item.event)
+        if expected is None or not isinstance(item.data, expected):
+            raise TypeError(f"{endpoint.path} sent an undocumented event {item.event!r} ({type(item.data).__name__})")
+        head = f"event: {item.event}\n" + (f"id: {item.id}\n" if item.id else "")
+        yield head + f"data: {item.data.model_dump_json()}\n\n"

@@ -1,0 +1,259 @@
+"""The HTTP API's operations and their route table (``ENDPOINTS``).
+
+Paths follow google-adk's api_server where it has the same operation
+(``/apps/{app}/users/{user}/sessions/{session}``). Streaming uses server-sent events; the event
+types are listed on the endpoint (see docs/web.md) and clients ignore types they do not know, so
+new ones (token-level ``partial`` events) can be added without breaking them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+from temporalio.service import RPCError, RPCStatusCode
+
+from adk_core.errors import InvalidInputError, SessionNotFoundError
+from adk_core.types import Event
+from workflows import session_workflow_id
+from workflows.contracts import final_text
+
+from .errors import NotFoundError, error_body
+from .models import (
+    AppList,
+    CreateSessionBody,
+    Deleted,
+    ErrorBody,
+    EvalRunList,
+    ListRunsQuery,
+    ListSessionsQuery,
+    MessageBody,
+    PendingList,
+    ReplyBody,
+    RunDetail,
+    SessionDetail,
+    SessionList,
+    StreamDone,
+    StreamStart,
+    TurnResponse,
+)
+from .routes import Call, Endpoint, Sse
+
+KEEPALIVE_SECONDS = 15.0
+"""An SSE comment this often while a turn is quiet, so proxies keep the connection open."""
+
+
+def _ids(call: Call) -> tuple[str, str, str]:
+    return call.path["app"], call.path["user"], call.path["session"]
+
+
+def _known_app(call: Call) -> str:
+    """The app of the path, when this server knows it (or knows no list of apps)."""
+    app = call.path["app"]
+    names = [a.name for a in call.backend.apps]
+    if names and app not in names:
+        raise NotFoundError(
+            f"no app named {app!r} here; this server serves {', '.join(map(repr, names))} (GET /api/v1/apps). "
+            "Start the server with --app module:attr for another app"
+        )
+    return app
+
+
+async def list_apps(call: Call) -> AppList:
+    b = call.backend
+    return AppList(apps=b.apps, temporal_ui=b.temporal_ui, namespace=b.namespace, simulator_page=b.simulator_page)
+
+
+async def list_sessions(call: Call) -> SessionList:
+    query: ListSessionsQuery = call.query
+    found = await call.backend.sessions.list_sessions(app_name=call.path["app"], user_id=query.user_id)
+    newest_first = sorted(found.sessions, key=lambda s: s.last_update_time, reverse=True)
+    return SessionList(sessions=[call.backend.summary(s) for s in newest_first])
+
+
+async def create_session(call: Call) -> SessionDetail:
+    body: CreateSessionBody = call.body
+    app, user = _known_app(call), call.path["user"]
+    session = await call.backend.sessions.create_session(
+        app_name=app, user_id=user, state=body.state, session_id=body.session_id
+    )
+    return SessionDetail(**call.backend.summary(session).model_dump(), events=session.events)
+
+
+async def get_session(call: Call) -> SessionDetail:
+    app, user, session_id = _ids(call)
+    session = await call.backend.sessions.get_session(app_name=app, user_id=user, session_id=session_id)
+    if session is None:
+        raise SessionNotFoundError(
+            f"no session {session_id!r} for app {app!r}, user {user!r}; "
+            f"list them with GET /api/v1/apps/{{app}}/sessions?user_id=..."
+        )
+    return SessionDetail(**call.backend.summary(session).model_dump(), events=session.events)
+
+
+async def delete_session(call: Call) -> Deleted:
+    """The conversation's workflow goes with its session: left running, it would answer from a
+    session the store no longer has."""
+    app, user, session_id = _ids(call)
+    handle = call.backend.client.client.get_workflow_handle(session_workflow_id(app, user, session_id))
+    terminated = True
+    try:
+        await handle.terminate(reason="session deleted through the HTTP API")
+    except RPCError as e:
+        if e.status != RPCStatusCode.NOT_FOUND:  # not running: nothing to stop
+            raise
+        terminated = False
+    await call.backend.sessions.delete_session(app_name=app, user_id=user, session_id=session_id)
+    return Deleted(workflow_terminated=terminated)
+
+
+async def send_message(call: Call) -> TurnResponse:
+    body: MessageBody = call.body
+    app, user, session_id = _known_app(call), call.path["user"], call.path["session"]
+    turn = await call.backend.client.send(app, user, session_id, body.message(), message_id=body.message_id)
+    pending = await call.backend.pending(app, user, session_id)
+    return TurnResponse(
+        message_id=turn.message_id or body.message_id or "", invocation_id=turn.invocation_id,
+        final_text=turn.final_text, events=turn.events, pending=pending,
+    )  # fmt: skip
+
+
+async def stream_message(call: Call) -> AsyncIterator[Sse]:
+    """Checks everything that can be checked before the stream opens (a 4xx, not an SSE error)."""
+    body: MessageBody = call.body
+    app, user, session_id = _known_app(call), call.path["user"], call.path["session"]
+    message_id = body.message_id or uuid.uuid4().hex
+    workflow_id = session_workflow_id(app, user, session_id)
+    backend = call.backend
+
+    async def events() -> AsyncIterator[Sse]:
+        yield Sse("start", StreamStart(message_id=message_id, workflow_id=workflow_id,
+                                       workflow_url=backend.workflow_url(workflow_id)))  # fmt: skip
+        seen = []
+        try:
+            async for event in backend.client.stream(app, user, session_id, body.message(), message_id=message_id):
+                seen.append(event)
+                yield Sse("event", event, id=f"{message_id}:{len(seen)}")
+            pending = await backend.pending(app, user, session_id)
+        except Exception as e:  # noqa: BLE001 - the stream is open: the failure goes out as an event
+            status, kind, message = error_body(e)
+            if status >= 500 and kind == "InternalError":
+                raise
+            yield Sse("error", ErrorBody(error=kind, message=message))
+            return
+        yield Sse("done", StreamDone(message_id=message_id, final_text=final_text(seen), event_count=len(seen),
+                                     pending=pending))  # fmt: skip
+
+    return with_keepalive(events())
+
+
+async def with_keepalive(source: AsyncIterator[Sse], every: float = KEEPALIVE_SECONDS) -> AsyncIterator[Sse | None]:
+    """``source``'s items, and None (a keep-alive comment) whenever it is quiet for ``every`` seconds.
+    The source is read in its own task: timing out a wait on the generator itself would close it."""
+    queue: asyncio.Queue[tuple[bool, Sse | BaseException | None]] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for item in source:
+                queue.put_nowait((False, item))
+        except BaseException as e:  # noqa: BLE001 - handed to the reader, re-raised there
+            queue.put_nowait((True, e))
+            return
+        queue.put_nowait((True, None))
+
+    reader = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                ended, item = await asyncio.wait_for(queue.get(), every)
+            except TimeoutError:
+                yield None
+                continue
+            if ended:
+                if isinstance(item, BaseException):
+                    raise item
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+
+
+async def list_pending(call: Call) -> PendingList:
+    app, user, session_id = _ids(call)
+    return PendingList(pending=await call.backend.pending(app, user, session_id))
+
+
+async def reply(call: Call) -> TurnResponse:
+    body: ReplyBody = call.body
+    app, user, session_id = _known_app(call), call.path["user"], call.path["session"]
+    call_id = call.path["call_id"]
+    pending = await call.backend.pending(app, user, session_id)
+    request = next((p for p in pending if p.call_id == call_id), None)
+    if request is None:
+        waiting = ", ".join(repr(p.call_id) for p in pending) or "nothing"
+        raise NotFoundError(
+            f"session {session_id!r} does not wait for call {call_id!r}; it waits for {waiting} "
+            "(GET .../pending lists them)"
+        )
+    if request.kind == "tool_confirmation" and not isinstance(body.response.get("confirmed"), bool):
+        raise InvalidInputError(
+            f"call {call_id!r} asks to confirm {request.name}: answer "
+            '{"response": {"confirmed": true}} to allow it or {"response": {"confirmed": false}} to refuse'
+        )
+    turn = await call.backend.client.reply(app, user, session_id, call_id, body.response, reply_id=body.reply_id)
+    return TurnResponse(
+        message_id=turn.message_id, invocation_id=turn.invocation_id, final_text=turn.final_text, events=turn.events,
+        pending=await call.backend.pending(app, user, session_id),
+    )  # fmt: skip
+
+
+def _evals(call: Call):  # noqa: ANN202
+    if call.backend.evals is None:
+        raise NotFoundError("this server has no eval results store; start it with a database URL")
+    return call.backend.evals
+
+
+async def list_eval_runs(call: Call) -> EvalRunList:
+    query: ListRunsQuery = call.query
+    return EvalRunList(runs=await _evals(call).list_runs(limit=query.limit))
+
+
+async def get_eval_run(call: Call) -> RunDetail:
+    run = await _evals(call).get_run(call.path["run_id"])
+    if run is None:
+        raise NotFoundError(f"no eval run {call.path['run_id']!r}; GET /api/v1/evals/runs lists the stored ones")
+    return run
+
+
+_SESSION = "/apps/{app}/users/{user}/sessions/{session}"
+
+ENDPOINTS: list[Endpoint] = [
+    Endpoint("GET", "/apps", list_apps, "List the apps this server serves", AppList),
+    Endpoint("GET", "/apps/{app}/sessions", list_sessions, "List an app's stored sessions, newest first",
+             SessionList, query=ListSessionsQuery, errors=(400, 422)),
+    Endpoint("POST", "/apps/{app}/users/{user}/sessions", create_session, "Create a session",
+             SessionDetail, body=CreateSessionBody, status=201, errors=(400, 404, 409, 422)),
+    Endpoint("GET", _SESSION, get_session, "A session: state and events", SessionDetail, errors=(400, 404)),
+    Endpoint("DELETE", _SESSION, delete_session, "Delete a session (and stop its conversation workflow)",
+             Deleted, errors=(400,)),
+    Endpoint("POST", _SESSION + "/messages", send_message, "Send a message and wait for the turn's events",
+             TurnResponse, body=MessageBody, errors=(400, 404, 409, 422, 502, 503),
+             description="Starts the conversation's workflow (and the session) if needed."),
+    Endpoint("POST", _SESSION + "/messages/stream", stream_message, "Send a message; stream the turn's events (SSE)",
+             body=MessageBody, errors=(400, 404, 409, 422),
+             events={"start": StreamStart, "event": Event, "done": StreamDone, "error": ErrorBody},
+             description="Server-sent events: `start`, then one `event` per ADK event, then `done` (or `error`). "
+             "Clients must ignore event types they do not know. Closing the stream does not stop the turn."),
+    Endpoint("GET", _SESSION + "/pending", list_pending, "What the conversation waits for", PendingList,
+             errors=(400,)),
+    Endpoint("POST", _SESSION + "/pending/{call_id}", reply, "Answer a confirmation or a long-running tool",
+             TurnResponse, body=ReplyBody, errors=(400, 404, 409, 422, 502, 503),
+             description='A confirmation takes {"response": {"confirmed": true|false}}; a long-running tool '
+             "takes its final result. Returns the events of the turn that the answer continues."),
+    Endpoint("GET", "/evals/runs", list_eval_runs, "Stored eval runs, newest first", EvalRunList,
+             query=ListRunsQuery, errors=(422,)),
+    Endpoint("GET", "/evals/runs/{run_id}", get_eval_run, "An eval run with its cases and trials", RunDetail,
+             errors=(400, 404)),
+]  # fmt: skip

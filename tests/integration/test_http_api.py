@@ -1,0 +1,248 @@
+"""The HTTP API (adkt/web/api) on a real uvicorn server, over the durable stack: real Temporal, real
+Postgres. Every endpoint, the SSE stream, a confirmation and a long-running tool answered through
+the API, and the 4xx answers to bad input."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+import pytest_asyncio
+from httpx_sse import aconnect_sse
+
+from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
+from adk_core.errors import ModelError
+from adk_core.eval.results import EvalSummary
+from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
+from adkt.web.api.backend import ApiBackend
+from adkt.web.api.endpoints import ENDPOINTS
+from adkt.web.api.models import AppInfo
+from adkt.web.serve import serving
+from tests.browser import dev_app
+from tests.integration.conftest import DurableStack
+
+pytestmark = pytest.mark.integration
+
+
+def _unique(name: str) -> str:
+    return f"{name}_{uuid.uuid4().hex[:6]}"
+
+
+def _broken_app(name: str) -> App:
+    def refuse(request: LlmRequest) -> Any:
+        raise ModelError("the provider refused the request (400)", status=400, provider="scripted")
+
+    return App(name=name, root_agent=LlmAgent(name="broken", model=ScriptedModel(refuse)))
+
+
+class Api:
+    def __init__(self, http: httpx.AsyncClient, backend: ApiBackend, teller: str, helpdesk: str, broken: str) -> None:
+        self.http, self.backend = http, backend
+        self.teller, self.helpdesk, self.broken = teller, helpdesk, broken
+
+    def session(self, app: str, user: str, session: str, rest: str = "") -> str:
+        return f"/api/v1/apps/{quote(app, safe='')}/users/{quote(user, safe='')}/sessions/{quote(session, safe='')}{rest}"
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def api(durable_stack: DurableStack) -> AsyncIterator[Api]:
+    teller = durable_stack.register(dev_app.teller(_unique("api_teller"))).name
+    helpdesk = durable_stack.register(dev_app.helpdesk(_unique("api_helpdesk"))).name
+    broken = durable_stack.register(_broken_app(_unique("api_broken"))).name
+    backend = ApiBackend.open(
+        durable_stack.client, durable_stack.database_url,
+        apps=[AppInfo(name=teller), AppInfo(name=helpdesk), AppInfo(name=broken)],
+        temporal_ui="http://localhost:8233/",
+    )  # fmt: skip
+    try:
+        async with serving(None, port=0, api=backend, page=False) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+                yield Api(http, backend, teller, helpdesk, broken)
+    finally:
+        await backend.close()
+
+
+def _error(response: httpx.Response, status: int, kind: str | None = None) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error", "message"}, body
+    if kind is not None:
+        assert body["error"] == kind, body
+    return body["message"]
+
+
+async def test_openapi_documents_every_route_and_resolves(api: Api) -> None:
+    schema = (await api.http.get("/api/v1/openapi.json")).json()
+    documented = {(method.upper(), path) for path, ops in schema["paths"].items() for method in ops}
+    assert documented == {(e.method, "/api/v1" + e.path) for e in ENDPOINTS}
+    refs = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                refs.add(node["$ref"].rsplit("/", 1)[-1])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert refs and refs <= set(schema["components"]["schemas"]), refs - set(schema["components"]["schemas"])
+    stream = schema["paths"]["/api/v1/apps/{app}/users/{user}/sessions/{session}/messages/stream"]["post"]
+    assert set(stream["x-sse-events"]) == {"start", "event", "done", "error"}
+    assert (await api.http.get("/")).json()["openapi"] == "/api/v1/openapi.json"
+
+
+async def test_apps(api: Api) -> None:
+    body = (await api.http.get("/api/v1/apps")).json()
+    assert [a["name"] for a in body["apps"]] == [api.teller, api.helpdesk, api.broken]
+    assert body["temporal_ui"] == "http://localhost:8233"
+    assert body["simulator_page"] is None
+
+
+async def test_session_lifecycle(api: Api) -> None:
+    base = f"/api/v1/apps/{api.teller}/users/ana/sessions"
+    created = await api.http.post(base, json={"session_id": "s/1", "state": {"color": "blue", "user:tier": "gold"}})
+    assert created.status_code == 201, created.text
+    session = created.json()
+    assert session["session_id"] == "s/1" and session["state"]["color"] == "blue"
+    assert session["workflow_id"] == f"adk-session/{api.teller}/ana/s%2F1"
+    assert session["workflow_url"] == (
+        "http://localhost:8233/namespaces/default/workflows/" + quote(session["workflow_id"], safe="")
+    )
+    _error(await api.http.post(base, json={"session_id": "s/1"}), 409, "AlreadyExistsError")
+    random_id = (await api.http.post(base)).json()["session_id"]
+    assert random_id and random_id != "s/1"
+
+    path = api.session(api.teller, "ana", "s/1")
+    got = (await api.http.get(path)).json()
+    assert got["state"] == {"color": "blue", "user:tier": "gold"} and got["events"] == []
+    listed = (await api.http.get(f"/api/v1/apps/{api.teller}/sessions", params={"user_id": "ana"})).json()
+    assert {s["session_id"] for s in listed["sessions"]} == {"s/1", random_id}
+    assert (await api.http.get(f"/api/v1/apps/{api.teller}/sessions", params={"user_id": "bo"})).json() == {"sessions": []}
+
+    deleted = await api.http.delete(path)
+    assert deleted.json() == {"deleted": True, "workflow_terminated": False}
+    _error(await api.http.get(path), 404, "SessionNotFoundError")
+
+
+async def test_send_message_waits_for_the_turn(api: Api) -> None:
+    path = api.session(api.helpdesk, "ana", _unique("s"), "/messages")
+    turn = (await api.http.post(path, json={"text": "my vpn is down", "message_id": "m-1"})).json()
+    assert turn["final_text"].startswith("Opened T-vpn")
+    assert [p["name"] for p in turn["pending"]] == ["open_ticket"]
+    again = (await api.http.post(path, json={"text": "my vpn is down", "message_id": "m-1"})).json()
+    assert again["invocation_id"] == turn["invocation_id"]  # the same message id is the same turn
+
+
+async def _stream(api: Api, path: str, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    received = []
+    async with aconnect_sse(api.http, "POST", path, json=body) as source:
+        assert source.response.headers["content-type"].startswith("text/event-stream")
+        async for sse in source.aiter_sse():
+            received.append((sse.event, json.loads(sse.data)))
+    return received
+
+
+async def test_stream_then_confirm_through_the_api(api: Api) -> None:
+    session = _unique("s")
+    base = api.session(api.teller, "ana", session)
+    received = await _stream(api, base + "/messages/stream", {"text": "send 50 to Ana"})
+    kinds = [kind for kind, _ in received]
+    assert kinds[0] == "start" and kinds[-1] == "done" and set(kinds[1:-1]) == {"event"}
+    assert received[0][1]["workflow_id"].endswith(f"/ana/{session}")
+    calls = [p["function_call"]["name"] for _, e in received[1:-1] for p in e["content"]["parts"] if p.get("function_call")]
+    assert calls[:2] == ["get_balance", "send_money"] and "adk_request_confirmation" in calls
+    done = received[-1][1]
+    assert done["event_count"] == len(received) - 2
+    [request] = done["pending"]
+    assert request["kind"] == "tool_confirmation" and request["name"] == "send_money"
+    assert (await api.http.get(base + "/pending")).json()["pending"] == [request]
+
+    reply = base + f"/pending/{quote(request['call_id'], safe='')}"
+    message = _error(await api.http.post(reply, json={"response": {"ok": True}}), 400, "InvalidInputError")
+    assert '{"response": {"confirmed": true}}' in message
+    _error(await api.http.post(base + "/pending/no-such-call", json={"response": {"confirmed": True}}), 404)
+    _error(await api.http.post(reply, json={"confirmed": True}), 422, "ValidationError")
+
+    turn = (await api.http.post(reply, json={"response": {"confirmed": True}})).json()
+    assert turn["final_text"] == "Done: sent 50 to Ana; the balance was 1200."
+    assert turn["pending"] == []
+    stored = (await api.http.get(base)).json()
+    assert stored["events"][-1]["content"]["parts"][0]["text"] == turn["final_text"]
+
+    deleted = (await api.http.delete(base)).json()
+    assert deleted == {"deleted": True, "workflow_terminated": True}
+    described = await api.backend.client.client.get_workflow_handle(stored["workflow_id"]).describe()
+    assert described.status is not None and described.status.name == "TERMINATED"
+
+
+async def test_long_running_tool_answered_through_the_api(api: Api) -> None:
+    base = api.session(api.helpdesk, "bo", _unique("s"))
+    first = (await api.http.post(base + "/messages", json={"text": "vpn"})).json()
+    [request] = first["pending"]
+    assert request["kind"] == "long_running_tool"
+    turn = (await api.http.post(base + f"/pending/{request['call_id']}",
+                                json={"response": {"status": "closed", "resolution": "router restarted"}})).json()  # fmt: skip
+    assert turn["final_text"] == "Ticket closed: router restarted."
+
+
+async def test_a_turn_that_fails_after_the_stream_opened_ends_it_with_an_error_event(api: Api) -> None:
+    received = await _stream(api, api.session(api.broken, "ana", _unique("s"), "/messages/stream"), {"text": "hi"})
+    assert [kind for kind, _ in received] == ["start", "error"]
+    assert received[-1][1]["error"] == "TurnFailedError"
+    assert "the provider refused the request" in received[-1][1]["message"]
+    # The same failure on the waiting endpoint: a 502 (not the caller's fault), JSON with the reason.
+    message = _error(await api.http.post(api.session(api.broken, "ana", _unique("s"), "/messages"), json={"text": "hi"}), 502)
+    assert "the provider refused the request" in message
+
+
+async def test_bad_input_is_4xx_with_a_fix(api: Api) -> None:
+    http = api.http
+    message = _error(await http.get(f"/api/v1/apps/{api.teller}/users/%20ana/sessions/s"), 400, "InvalidInputError")
+    assert "leading or trailing whitespace" in message
+    _error(await http.get(f"/api/v1/apps/{api.teller}/users/a%00b/sessions/s"), 400, "InvalidInputError")
+    _error(await http.get(f"/api/v1/apps/{api.teller}/users/%FF/sessions/s"), 400, "InvalidInputError")
+    message = _error(await http.post("/api/v1/apps/nope/users/u/sessions", json={}), 404, "NotFoundError")
+    assert api.teller in message and "--app" in message
+    path = api.session(api.teller, "u", "s", "/messages")
+    message = _error(await http.post(path, content=b"{not json"), 400, "InvalidJson")
+    _error(await http.post(path, json={"text": "a", "content": {"parts": [{"text": "b"}]}}), 422, "ValidationError")
+    message = _error(await http.post(path, json={"txt": "hi"}), 422, "ValidationError")
+    assert "txt" in message and "text" in message
+    _error(await http.post(path + "/stream", json={}), 422, "ValidationError")
+    _error(await http.post(api.session("nope", "u", "s", "/messages/stream"), json={"text": "hi"}), 404)
+    _error(await http.post(f"/api/v1/apps/{api.teller}/users/u/sessions", json={"state": {"": 1}}), 400)
+    _error(await http.put(api.session(api.teller, "u", "s")), 405, "MethodNotAllowed")
+    message = _error(await http.get("/api/v1/no/such/route"), 404, "NotFoundError")
+    assert "openapi.json" in message
+    _error(await http.get("/api/v1/evals/runs", params={"limit": 0}), 422, "ValidationError")
+    _error(await http.get(f"/api/v1/apps/{api.teller}/sessions", params={"user": "x"}), 422, "ValidationError")
+
+
+async def test_eval_runs_are_readable(api: Api, durable_stack: DurableStack) -> None:
+    store = EvalResultStore(durable_stack.database_url)
+    run_id = _unique("run")
+    try:
+        await store.start_run(RunRecord(run_id=run_id, suite="tests.suite:cases", mode="in_process", start_time=time.time()))
+        await store.record_trial(run_id, TrialRecord(case_name="refund", trial=0, status="passed", turns=2))
+        await store.finish_run(
+            run_id, status="completed", summary=EvalSummary(total=1, passed=1),
+            cases=[CaseRecord(case_name="refund", status="passed", passed_trials=1)],
+        )  # fmt: skip
+    finally:
+        await store.close()
+    runs = (await api.http.get("/api/v1/evals/runs", params={"limit": 500})).json()["runs"]
+    assert run_id in [r["run_id"] for r in runs]
+    detail = (await api.http.get(f"/api/v1/evals/runs/{run_id}")).json()
+    assert detail["run"]["status"] == "completed"
+    assert [(t["case_name"], t["status"]) for t in detail["trials"]] == [("refund", "passed")]
+    assert [(c["case_name"], c["passed_trials"]) for c in detail["cases"]] == [("refund", 1)]
+    _error(await api.http.get("/api/v1/evals/runs/nope"), 404, "NotFoundError")
