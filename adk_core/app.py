@@ -1,11 +1,14 @@
-"""App: what a worker or runner serves — a name, a root agent and the plugins around it."""
+"""App: what a worker or runner serves — a name, a root agent, the plugins around it and the
+app-wide settings (context compaction)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .agents.base import BaseAgent
+from .compaction import EventsCompactionConfig, LlmEventsSummarizer
+from .errors import ConfigurationError
 from .plugins.base import BasePlugin
 
 
@@ -16,10 +19,31 @@ class App:
     name: str
     root_agent: BaseAgent
     plugins: Sequence[BasePlugin] = field(default_factory=list)
+    events_compaction_config: EventsCompactionConfig | None = None
+    """Summarize older events every few invocations (adk_core.compaction); None keeps every event
+    in the model's contents."""
+
+    def __post_init__(self) -> None:
+        config = self.events_compaction_config
+        if config is not None and config.summarizer is None:
+            self.events_compaction_config = replace(config, summarizer=_default_summarizer(self.name, self.root_agent))
 
     def find_agent(self, name: str) -> BaseAgent | None:
         """An agent of the tree, or one reachable only through an AgentTool."""
         return find_agent_anywhere(self.root_agent, name)
+
+
+def _default_summarizer(app_name: str, root: BaseAgent) -> LlmEventsSummarizer:
+    """An LLM summarizer on the root agent's model (resolved when it is first used)."""
+    from .agents.llm_agent import LlmAgent
+
+    if not isinstance(root, LlmAgent):
+        raise ConfigurationError(
+            f"app {app_name!r} compacts events but its root agent {root.name!r} is not an LlmAgent, so there is "
+            "no model to summarize with; pass EventsCompactionConfig(..., summarizer=LlmEventsSummarizer(model=...))"
+        )
+    model = root.model if root.model else root.canonical_model
+    return LlmEventsSummarizer(model)
 
 
 def find_agent_anywhere(root: BaseAgent, name: str) -> BaseAgent | None:

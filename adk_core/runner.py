@@ -3,11 +3,13 @@
 Execution model (the seed's): get the session -> plugin on_user_message -> store the user's
 event -> plugin before_run (may answer instead) -> pick the agent to run from history -> run it,
 passing each event through plugin on_event and storing every non-partial one before yielding it
--> plugin after_run. temp: state lives for the invocation only.
+-> plugin after_run. temp: state lives for the invocation only. When the app compacts events,
+the runner then summarizes older events into one compaction event (adk_core.compaction).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -17,13 +19,16 @@ from .agents.llm_agent import LlmAgent
 from .agents.run_config import RunConfig
 from .app import App
 from .artifacts import ArtifactService, InMemoryArtifactService
-from .errors import ConfigurationError, InvalidInputError, SessionNotFoundError
+from .compaction import EventsCompactionConfig, compact_events, compaction_event
+from .errors import ConfigurationError, InvalidInputError, ModelError, SessionNotFoundError
 from .memory import InMemoryMemoryService, MemoryService
 from .plugins import BasePlugin, PluginManager
 from .runtime import LocalRuntime, Runtime
 from .sessions import InMemorySessionService, Session, SessionService
 from .sessions.base import clear_temp_state
 from .types import Content, Event, EventActions
+
+logger = logging.getLogger(__name__)
 
 
 class Runner:
@@ -35,6 +40,8 @@ class Runner:
         plugins: hooks over every run (with ``app``, its plugins come first).
         runtime: the runtime seam; in-process by default. The Temporal runtime passes its own.
         auto_create_session: create a missing session instead of raising SessionNotFoundError.
+        events_compaction_config: compact the session's events after invocations (by default the
+            app's ``events_compaction_config``).
     """
 
     def __init__(
@@ -49,7 +56,10 @@ class Runner:
         plugins: Sequence[BasePlugin] = (),
         runtime: Runtime | None = None,
         auto_create_session: bool = False,
+        events_compaction_config: EventsCompactionConfig | None = None,
     ) -> None:
+        if app is not None and events_compaction_config is None:
+            events_compaction_config = app.events_compaction_config
         if app is not None:
             if agent is not None:
                 raise ConfigurationError("give either app= or agent=, not both")
@@ -64,6 +74,7 @@ class Runner:
         self.plugin_manager = PluginManager(plugins)
         self.runtime: Runtime = runtime or LocalRuntime()
         self.auto_create_session = auto_create_session
+        self.events_compaction_config = events_compaction_config
 
     async def run_async(
         self,
@@ -87,6 +98,27 @@ class Runner:
         ctx = self.new_invocation_context(session, run_config=run_config)
         async for event in self.run_invocation(ctx, new_message, state_delta):
             yield event
+        await self.compact(ctx)
+
+    async def compact(self, ctx: InvocationContext) -> Event | None:
+        """After an invocation: store a compaction event when one is due (adk_core.compaction).
+
+        A summarizer's model error is logged and the invocation's result stands: nothing is lost,
+        and the next invocation plans the same compaction again. The durable workflows compact
+        through an activity instead (workflows/_compaction.py).
+        """
+        config = self.events_compaction_config
+        if config is None:
+            return None
+        try:
+            compaction = await compact_events(ctx.session.events, config)
+        except ModelError as error:
+            logger.warning("compaction of session %s skipped, to be retried next invocation: %s", ctx.session.id, error)
+            return None
+        if compaction is None:
+            return None
+        event = compaction_event(compaction, invocation_id=ctx.invocation_id, timestamp=self.runtime.now())
+        return await self.runtime.commit(ctx, event)
 
     def new_invocation_context(
         self, session: Session, *, run_config: RunConfig | None = None, invocation_id: str | None = None

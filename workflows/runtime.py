@@ -11,11 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -33,17 +31,11 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.execution import ToolExecution
     from adk_core.types import Event
 
+    from ._retry import retry_policy
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from .contracts import AgentBranchInput, AgentBranchResult, AgentToolInput, AgentToolResult
     from .services import DurableSessionService
 
-MODEL_TIMEOUT = timedelta(minutes=10)
-MODEL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
-"""The model activity heartbeats while it waits on the provider (activities.heartbeating): a
-worker that dies mid-call is noticed within this, not after MODEL_TIMEOUT."""
-MODEL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60), maximum_attempts=8
-)
 DEFAULT_TOOL_EXECUTION = ToolExecution()
 # Framework tools that only set actions or reach the world through durable services: they run
 # in the workflow itself.
@@ -107,7 +99,7 @@ class TemporalRuntime:
         return request.model_copy(update={"history": ref, "contents": request.contents[n:]})
 
     async def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
-        if not agent.durable.get("child_workflow") or ctx.session_service is not self.sessions:
+        if not agent.execution.child_workflow or ctx.session_service is not self.sessions:
             async for event in agent.run_async(ctx):
                 yield event
             return
@@ -156,16 +148,16 @@ class TemporalRuntime:
             commit=commits,
             commit_after=after,
         )
-        durable = ctx.agent.durable
+        execution = ctx.agent.execution
         try:
             result = await workflow.execute_activity(
                 c.GENERATE_CONTENT,
                 call,
                 result_type=c.ModelCallResult,
-                start_to_close_timeout=durable.get("model_timeout", MODEL_TIMEOUT),
-                heartbeat_timeout=durable.get("model_heartbeat_timeout", MODEL_HEARTBEAT_TIMEOUT),
-                retry_policy=durable.get("model_retry", MODEL_RETRY),
-                task_queue=durable.get("model_task_queue"),
+                start_to_close_timeout=execution.model_timeout,
+                heartbeat_timeout=execution.model_heartbeat_timeout,
+                retry_policy=retry_policy(execution.model_retry),
+                task_queue=execution.model_task_queue,
                 summary=f"{ctx.agent.name} -> {model.name}",
             )
         except ActivityError as e:
@@ -179,7 +171,7 @@ class TemporalRuntime:
         execution = tool.execution or DEFAULT_TOOL_EXECUTION
         runs_in_workflow = (isinstance(tool, _WORKFLOW_TOOLS) and tool.execution is None) or execution.mode == "inline"
         if runs_in_workflow:
-            if isinstance(tool, AgentTool) and tool.agent.durable.get("child_workflow"):
+            if isinstance(tool, AgentTool) and tool.agent.execution.child_workflow:
                 return await self._run_agent_tool_as_child(tool, args, tool_context)
             return await tool.run_async(args=args, tool_context=tool_context)
         ctx = tool_context.invocation_context
@@ -204,7 +196,7 @@ class TemporalRuntime:
             result_type=c.ToolCallResult,
             start_to_close_timeout=execution.start_to_close_timeout,
             schedule_to_close_timeout=execution.schedule_to_close_timeout,
-            retry_policy=_retry_policy(execution),
+            retry_policy=retry_policy(execution.retry),
             summary=f"{ctx.agent.name} -> {tool.name}",
         )
         try:
@@ -288,17 +280,6 @@ def _state_for_activity(state: dict[str, Any], tool_name: str) -> dict[str, Any]
                 "tool in the workflow with ToolExecution(mode='inline')"
             ) from None
     return state
-
-
-def _retry_policy(execution: ToolExecution) -> RetryPolicy:
-    r = execution.retry
-    return RetryPolicy(
-        initial_interval=r.initial_interval,
-        backoff_coefficient=r.backoff_coefficient,
-        maximum_interval=r.maximum_interval,
-        maximum_attempts=r.maximum_attempts,
-        non_retryable_error_types=list(r.non_retryable_error_types) or None,
-    )
 
 
 def _model_error(error: ActivityError) -> Exception:

@@ -1,0 +1,30 @@
+"""Context compaction: older events summarized into one event the model sees in their place.
+
+The configuration (``EventsCompactionConfig`` on the App) and the summarizer are here; the
+contents builder applies compaction events (adk_core.flow.contents); the Runner compacts after
+each invocation in-process, and the durable workflows through the ``adk.summarize_events``
+activity. Stored events are never deleted.
+"""
+
+from .config import BaseEventsSummarizer, EventsCompactionConfig
+from .llm_summarizer import LlmEventsSummarizer
+from .planner import (
+    COMPACTION_AUTHOR,
+    CompactionPlan,
+    compact_events,
+    compaction_event,
+    compaction_event_id,
+    plan_compaction,
+)
+
+__all__ = [
+    "COMPACTION_AUTHOR",
+    "BaseEventsSummarizer",
+    "CompactionPlan",
+    "EventsCompactionConfig",
+    "LlmEventsSummarizer",
+    "compact_events",
+    "compaction_event",
+    "compaction_event_id",
+    "plan_compaction",
+]
