@@ -3,6 +3,7 @@ inside a Temporal workflow through the runtime seam (adk_core.runtime)."""
 
 from .agents import (
     Agent,
+    AgentExecution,
     BaseAgent,
     CallbackContext,
     InvocationContext,
@@ -29,6 +30,7 @@ from .types import Content, Event, EventActions, Part
 __all__ = [
     "AdkError",
     "Agent",
+    "AgentExecution",
     "AgentTool",
     "App",
     "ArtifactService",

@@ -53,7 +53,7 @@ def storage_app_name(registered: str, run_id: str, trial: int) -> str:
 
 
 def uses_child_workflows(agent: BaseAgent) -> bool:
-    if agent.durable.get("child_workflow"):
+    if agent.execution.child_workflow:
         return True
     tools = getattr(agent, "tools", [])
     nested = [t.agent for t in tools if isinstance(t, AgentTool)]

@@ -2,12 +2,14 @@
 
 from .base import BaseAgent
 from .context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from .execution import AgentExecution
 from .llm_agent import Agent, LlmAgent
 from .run_config import RunConfig
 from .workflow_agents import LoopAgent, ParallelAgent, SequentialAgent
 
 __all__ = [
     "Agent",
+    "AgentExecution",
     "BaseAgent",
     "CallbackContext",
     "InvocationContext",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from .. import telemetry
@@ -10,6 +10,7 @@ from .._callables import Callbacks, as_list, first_result
 from ..errors import ConfigurationError
 from ..types import Content, Event
 from .context import CallbackContext, InvocationContext
+from .execution import AgentExecution, agent_execution
 
 RESERVED_AUTHOR = "user"
 
@@ -35,8 +36,10 @@ class BaseAgent:
         before_agent_callback / after_agent_callback: ``(callback_context) -> Content | None``,
             sync or async, one or a list. A Content from ``before`` skips the agent; from
             ``after`` it is added as the agent's last word.
-        durable: options for durable runs (read by the Temporal runtime), e.g.
-            ``{"child_workflow": True}`` to run this agent as a child workflow.
+        execution: how a durable run runs this agent (``AgentExecution``: child workflow, model call
+            timeouts, retries and task queue); in-process runs ignore it.
+        durable: the old, untyped form of ``execution``: a dict of the same fields, converted with a
+            DeprecationWarning.
     """
 
     def __init__(
@@ -47,7 +50,8 @@ class BaseAgent:
         sub_agents: Sequence[BaseAgent] = (),
         before_agent_callback: Callbacks = None,
         after_agent_callback: Callbacks = None,
-        durable: dict[str, Any] | None = None,
+        execution: AgentExecution | None = None,
+        durable: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = validate_agent_name(name)
         self.description = description
@@ -55,7 +59,7 @@ class BaseAgent:
         self.sub_agents: list[BaseAgent] = list(sub_agents)
         self.before_agent_callback = as_list(before_agent_callback)
         self.after_agent_callback = as_list(after_agent_callback)
-        self.durable = dict(durable or {})
+        self.execution = agent_execution(execution, durable, self.name)
         for sub in self.sub_agents:
             if sub.parent_agent is not None:
                 raise ConfigurationError(

@@ -52,7 +52,7 @@ class ParallelAgent(BaseAgent):
     Events are yielded as they come; a branch waits until its event has been handled (stored by
     the runner) before it goes on, so state written by an event is visible to its next step.
     Branches run through ``runtime.run_agent``: the durable runtime runs a sub-agent with
-    ``durable={"child_workflow": True}`` as a child workflow.
+    ``execution=AgentExecution(child_workflow=True)`` as a child workflow.
     """
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncIterator[Event]:

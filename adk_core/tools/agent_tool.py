@@ -28,7 +28,7 @@ class AgentTool(BaseTool):
     The agent runs in a session of its own that starts with a copy of the caller's state; state it
     writes flows back to the caller. With ``skip_summarization`` its answer goes to the user as is
     instead of back through the calling model. In durable runs it may run as a child workflow
-    (``agent.durable={"child_workflow": True}``).
+    (``execution=AgentExecution(child_workflow=True)`` on the agent).
     """
 
     def __init__(self, agent: BaseAgent, *, skip_summarization: bool = False, execution: ToolExecution | None = None):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from adk_core import App, InMemoryRunner, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
+from adk_core import AgentExecution, App, InMemoryRunner, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.tools import AgentTool
 from tests.integration.conftest import DurableStack
@@ -26,12 +26,12 @@ def _seen(name: str):
 
 
 def _fan(child: bool) -> ParallelAgent:
-    durable = {"child_workflow": True} if child else None
+    execution = AgentExecution(child_workflow=child)
     return ParallelAgent(
         name="fan",
         sub_agents=[
-            LlmAgent(name="left", model=ScriptedModel(_seen("left")), durable=durable),
-            LlmAgent(name="right", model=ScriptedModel(_seen("right")), durable=durable),
+            LlmAgent(name="left", model=ScriptedModel(_seen("left")), execution=execution),
+            LlmAgent(name="right", model=ScriptedModel(_seen("right")), execution=execution),
         ],
     )
 
@@ -61,7 +61,7 @@ def _caller(child: bool) -> LlmAgent:
 
     helper = LlmAgent(
         name="helper", description="Helps.", model=ScriptedModel(helper_script),
-        durable={"child_workflow": True} if child else None,
+        execution=AgentExecution(child_workflow=child),
     )
 
     def caller_script(request: LlmRequest) -> Any:

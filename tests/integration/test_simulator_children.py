@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adk_core import App, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
+from adk_core import AgentExecution, App, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.simulator import SessionView, SimulatorPlugin, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
@@ -47,7 +47,8 @@ async def wait_for_request(service: SimulatorService, wanted: Callable[[SessionV
 
 
 async def test_an_agent_tool_child_workflow_waits_for_a_person(durable_stack: DurableStack) -> None:
-    helper = LlmAgent(name="helper", description="Helps.", model=ScriptedModel(_unused), durable={"child_workflow": True})
+    helper = LlmAgent(name="helper", description="Helps.", model=ScriptedModel(_unused),
+                     execution=AgentExecution(child_workflow=True))
 
     def caller_script(request: LlmRequest) -> Any:
         done = responses_since_user_text(request)
@@ -76,7 +77,7 @@ async def test_an_agent_tool_child_workflow_waits_for_a_person(durable_stack: Du
 
 
 async def test_parallel_branch_child_workflows_wait_for_a_person(durable_stack: DurableStack) -> None:
-    branches = [LlmAgent(name=name, model=ScriptedModel(_unused), durable={"child_workflow": True})
+    branches = [LlmAgent(name=name, model=ScriptedModel(_unused), execution=AgentExecution(child_workflow=True))
                 for name in ("left", "right")]
     app = durable_stack.register(App(name=f"simfan_{uuid.uuid4().hex[:6]}",
                            root_agent=ParallelAgent(name="fan", sub_agents=branches), plugins=[SimulatorPlugin()]))

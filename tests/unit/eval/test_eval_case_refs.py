@@ -9,7 +9,7 @@ import pytest
 
 from activities.apps import AppRegistry
 from activities.eval_cases import find_case, load_cases, normalize_ref, register_case
-from adk_core import LlmAgent
+from adk_core import AgentExecution, LlmAgent
 from adk_core.errors import ConfigurationError
 from adk_core.eval import EvalCase, case_apps
 from adk_core.ids import MAX_ID_LENGTH
@@ -87,8 +87,8 @@ def test_storage_names_are_per_trial_and_fit_the_id_rule() -> None:
 
 
 def test_child_workflow_agents_are_found_in_tools_and_sub_agents() -> None:
-    child = LlmAgent(name="child", model="m", durable={"child_workflow": True})
+    child = LlmAgent(name="child", model="m", execution=AgentExecution(child_workflow=True))
     assert uses_child_workflows(LlmAgent(name="root", model="m", tools=[AgentTool(child)]))
-    branch = LlmAgent(name="branch", model="m", durable={"child_workflow": True})
+    branch = LlmAgent(name="branch", model="m", execution=AgentExecution(child_workflow=True))
     assert uses_child_workflows(LlmAgent(name="root2", model="m", sub_agents=[branch]))
     assert not uses_child_workflows(EvalCase("plain", app_or_agent=LlmAgent(name="p", model="m"), first_message="x").app.root_agent)
