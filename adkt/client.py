@@ -40,6 +40,7 @@ from adk_core.sql import dumps as storable_json
 from adk_core.sql import postgres_url
 from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
+from adkt.search_attributes import adk_search_attributes, missing_error
 from adkt.settings import Settings
 from workflows import (
     AdkPlugin,
@@ -57,6 +58,7 @@ from workflows import (
 )
 from workflows.contracts import TurnQuery, TurnStatus
 from workflows.payload_storage import PostgresPayloadDriver
+from workflows.summaries import run_summary, session_details, session_summary
 
 T = TypeVar("T")
 
@@ -125,14 +127,18 @@ class AdkClient:
         task_queue: str | None = None,
         idle_timeout_seconds: float | None = None,
         retry_seconds: float = 120.0,
+        search_attributes: bool = True,
     ) -> None:
         """``idle_timeout_seconds``: how long a conversation's workflow waits for the next message
         before it ends (the next message starts it again); None keeps the workflow's default.
         ``retry_seconds``: how long transport errors are retried (with the same message id).
         ``task_queue``: None sends each app's runs to its own queue (workflows.app_task_queue), where
         only workers serving that app poll; a name sends every app's runs there (the workers must
-        then poll that one queue: ``--task-queue`` / ADK_TASK_QUEUE)."""
+        then poll that one queue: ``--task-queue`` / ADK_TASK_QUEUE).
+        ``search_attributes``: start workflows with the AdkApp and AdkUser search attributes (the
+        namespace must have them: adkt.search_attributes.create_command); False starts them without."""
         self.client = client
+        self.search_attributes = search_attributes
         self.task_queue = task_queue
         self.idle_timeout_seconds = idle_timeout_seconds
         self.retry_seconds = retry_seconds
@@ -158,7 +164,22 @@ class AdkClient:
             id=session_workflow_id(app, user_id, session_id),
             task_queue=self.queue_of(app),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            **self._start_options(app, user_id, session_id),
         )
+
+    def _start_options(self, app: str, user_id: str, session_id: str) -> dict[str, Any]:
+        """What a conversation's workflow shows in the Temporal UI and is listed by (docs/temporal-cli.md)."""
+        options: dict[str, Any] = {
+            "static_summary": session_summary(app, user_id, session_id),
+            "static_details": session_details(app, user_id, session_id),
+        }
+        if self.search_attributes:
+            options["search_attributes"] = adk_search_attributes(app, user_id)
+        return options
+
+    def _explained(self, error: BaseException) -> BaseException:
+        """``error``, or what to do about it when the namespace lacks the ADK search attributes."""
+        return missing_error(error, self.client.namespace) or error
 
     async def send(
         self,
@@ -314,10 +335,12 @@ class AdkClient:
             )
         except WorkflowUpdateFailedError as e:
             raise _update_error(e) from None
-        except BaseException:
+        except BaseException as e:
             # The operation's start handle holds the same error; read it so it is not reported unread.
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(start.workflow_handle(), timeout=0.01)
+            if (explained := self._explained(e)) is not e:
+                raise explained from None
             raise
 
     async def _follow(self, handle: WorkflowHandle, message_id: str) -> TurnResult | None:
@@ -355,11 +378,15 @@ class AdkClient:
         self, signal: str, arg: Any, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None
     ) -> None:
         """Queue by signal-with-start: durable once accepted, whatever the number of waiting updates."""
-        await self.client.start_workflow(
-            SessionWorkflow.run, self._input(app, user_id, session_id, initial_state),
-            id=session_workflow_id(app, user_id, session_id), task_queue=self.queue_of(app),
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, start_signal=signal, start_signal_args=[arg],
-        )
+        try:
+            await self.client.start_workflow(
+                SessionWorkflow.run, self._input(app, user_id, session_id, initial_state),
+                id=session_workflow_id(app, user_id, session_id), task_queue=self.queue_of(app),
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, start_signal=signal, start_signal_args=[arg],
+                **self._start_options(app, user_id, session_id),
+            )
+        except RPCError as e:
+            raise self._explained(e) from None
 
     async def _retrying(
         self, call: Callable[[], Awaitable[T]], handle: WorkflowHandle, *, busy: Callable[[], Awaitable[None]]
@@ -412,12 +439,18 @@ class AdkClient:
         validate_session_key(app, user_id, session_id)
         content = Content.user(message) if isinstance(message, str) else message
         run_input = AgentRunInput(app_name=app, user_id=user_id, session_id=session_id, message=content, **options)
-        return await self.client.execute_workflow(
-            AgentRunWorkflow.run,
-            run_input,
-            id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
-            task_queue=self.queue_of(app),
-        )
+        start = self._start_options(app, user_id, session_id)
+        start["static_summary"] = run_summary(app, user_id, session_id, content)
+        try:
+            return await self.client.execute_workflow(
+                AgentRunWorkflow.run,
+                run_input,
+                id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
+                task_queue=self.queue_of(app),
+                **start,
+            )
+        except RPCError as e:
+            raise self._explained(e) from None
 
 
 async def _require_running(handle: WorkflowHandle, message_id: str) -> None:

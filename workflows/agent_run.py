@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         final_text,
     )
     from .services import DurableArtifactService, DurableMemoryService
+    from .summaries import describe_content
 
 
 @workflow.defn(name="AgentRunWorkflow", failure_exception_types=[AdkError])
@@ -47,6 +48,8 @@ class AgentRunWorkflow(SimulatorUpdates):
             input.app_name, input.user_id, input.session_id, waiter=self._wait if input.wait_for_replies else None
         )
         invoker.runtime.simulator = self._simulator
+        # The Temporal UI's "current details" (the static summary is set by whoever starts the run).
+        workflow.set_current_details(f"**Message** {describe_content(input.message)}")
         await invoker.load(create=input.create_session, initial_state=input.initial_state)
         invocation_id = await invoker.invoke(
             input.message, state_delta=input.state_delta, max_llm_calls=input.max_llm_calls, events=self._events

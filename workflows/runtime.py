@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from .contracts import AgentBranchInput, AgentBranchResult, AgentToolInput, AgentToolResult
     from .services import DurableSessionService
+    from .summaries import model_call_summary
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
 # Framework tools that only set actions or reach the world through durable services: they run
@@ -121,6 +122,7 @@ class TemporalRuntime:
             id=f"{workflow.info().workflow_id}/branch/{ctx.invocation_id}/{agent.name}",
             result_type=AgentBranchResult,
             static_summary=f"branch {ctx.branch or agent.name}",
+            search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)
         )
         for event in result.events:
             self.sessions.stored_elsewhere.add(event.id)
@@ -158,7 +160,7 @@ class TemporalRuntime:
                 heartbeat_timeout=execution.model_heartbeat_timeout,
                 retry_policy=retry_policy(execution.model_retry),
                 task_queue=execution.model_task_queue,
-                summary=f"{ctx.agent.name} -> {model.name}",
+                summary=model_call_summary(ctx.agent.name, model.name, request, ctx.user_content),
             )
         except ActivityError as e:
             raise _model_error(e) from None
@@ -250,6 +252,7 @@ class TemporalRuntime:
             result_type=AgentToolResult,
             id=f"{workflow.info().workflow_id}/tool/{tool_context.function_call_id}",
             static_summary=f"agent tool {tool.agent.name}",
+            search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)
         )
         if tool.skip_summarization:
             tool_context.actions.skip_summarization = True

@@ -48,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         TurnStatus,
         final_text,
     )
+    from .summaries import turn_details
 
 KEEP_OUTCOMES = 200
 """Finished turns kept in full, for repeated message ids and clients following queued turns."""
@@ -124,6 +125,9 @@ class SessionWorkflow:
         self._running = message
         self._turn_events = []
         outcome = TurnOutcome(message_id=message_id)
+        turn = self._turns + 1
+        # The Temporal UI's "current details": the conversation's latest message and its turn.
+        workflow.set_current_details(turn_details(turn, message.message, "running"))
         try:
             invocation_id = await invoker.invoke(
                 message.message, state_delta=message.state_delta, max_llm_calls=message.max_llm_calls,
@@ -143,6 +147,8 @@ class SessionWorkflow:
             self._turns += 1
             self._running = None
             invoker.trim()
+        state = "done" if outcome.result is not None else f"failed: {outcome.error_type}"
+        workflow.set_current_details(turn_details(turn, message.message, state))
         self._keep(outcome)
 
     def _remember(self, message_id: str, invocation_id: str) -> None:

@@ -38,6 +38,13 @@ TEMPORAL_DEV_ARGS: tuple[str, ...] = (
     # Otherwise the server phones home to check for newer versions; dev runs stay offline and private.
     "--dynamic-config-value",
     "frontend.enableServerVersionCheck=false",
+    # AdkClient starts workflows with these (adkt.search_attributes); a server lacking them refuses
+    # the start. start-dev registers them only when it creates its database: start() adds them to
+    # a database made before they existed.
+    "--search-attribute",
+    "AdkApp=Keyword",
+    "--search-attribute",
+    "AdkUser=Keyword",
     "--log-level",
     "warn",
 )
@@ -165,6 +172,8 @@ class TemporalDevServer(_ServerProcess):
         from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
         from temporalio.client import Client
 
+        from adkt import search_attributes
+
         deadline = time.monotonic() + self._startup_timeout
         last_error: BaseException | None = None
         while time.monotonic() < deadline:
@@ -175,9 +184,11 @@ class TemporalDevServer(_ServerProcess):
                     await client.workflow_service.describe_namespace(
                         DescribeNamespaceRequest(namespace=self.namespace)
                     )
-                    return
                 except Exception as e:  # not ready yet: the frontend is up before the namespace
                     last_error = e
+                else:
+                    await search_attributes.register(client)
+                    return
             await asyncio.sleep(0.02)
         raise EmbeddedServerError(
             f"The Temporal dev server on {self.address} did not answer within {self._startup_timeout:g}s "

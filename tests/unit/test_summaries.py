@@ -1,0 +1,48 @@
+"""The one-line summaries ADK workflows and activities show in the Temporal UI, and the hint for
+a namespace without the ADK search attributes."""
+
+from __future__ import annotations
+
+from temporalio.service import RPCError, RPCStatusCode
+
+from adk_core.models.base import LlmRequest
+from adk_core.types import Content, Part
+from adkt.search_attributes import SearchAttributesMissingError, create_command, missing_error
+from workflows.summaries import SUMMARY_CHARS, model_call_summary, run_summary, snippet, turn_details
+
+
+def test_snippet_is_one_line_and_cut_with_an_ellipsis() -> None:
+    assert snippet("  Where is\nmy   invoice?  ") == "Where is my invoice?"
+    cut = snippet("word " * 40, limit=20)
+    assert len(cut) == 20 and cut.endswith("…") and "\n" not in cut
+
+
+def test_model_call_summary_names_the_agent_what_was_asked_and_the_model() -> None:
+    asked = LlmRequest(contents=[Content.model("earlier"), Content.user("Where is my invoice " + "please " * 20)])
+    summary = model_call_summary("support_agent", "gemini-2.5-flash", asked, None)
+    assert summary.startswith("support_agent: Where is my invoice please")
+    assert summary.endswith("… (gemini-2.5-flash)")
+
+    after_tool = LlmRequest(contents=[Content(role="user", parts=[Part.from_function_response("get_invoice", {})])])
+    assert model_call_summary("a", "m", after_tool, None) == "a: result of get_invoice (m)"
+    # Nothing new in the request (all of it sent by reference): the invocation's message.
+    assert model_call_summary("a", "m", LlmRequest(), Content.user("hi")) == "a: hi (m)"
+    assert len(model_call_summary("a" * 500, "m", LlmRequest(), None)) == SUMMARY_CHARS
+
+
+def test_run_and_turn_texts() -> None:
+    assert run_summary("shop", "u1", "s1", Content.user("hi")) == "shop · user u1 · session s1: hi"
+    assert turn_details(3, Content.user("hi"), "done") == "**Turn 3** (done)  \n**Last message** hi"
+
+
+def test_a_missing_search_attribute_is_explained_with_the_command() -> None:
+    refused = RPCError("Namespace prod has no mapping defined for search attribute AdkApp", RPCStatusCode.INVALID_ARGUMENT, b"")
+    explained = missing_error(refused, "prod")
+    assert isinstance(explained, SearchAttributesMissingError)
+    assert create_command("prod") in str(explained)
+    assert create_command("prod") == (
+        "temporal operator search-attribute create --namespace prod --name AdkApp --type Keyword --name AdkUser --type Keyword"
+    )
+    other = RPCError("Namespace prod has no mapping defined for search attribute Other", RPCStatusCode.INVALID_ARGUMENT, b"")
+    assert missing_error(other, "prod") is None
+    assert missing_error(RPCError("AdkApp search attribute", RPCStatusCode.UNAVAILABLE, b""), "prod") is None

@@ -1,0 +1,68 @@
+"""What the Temporal UI shows for ADK workflows and activities: one-line summaries and details.
+
+A conversation's workflow gets a static summary (app, user, session) when it starts and current
+details (its last message and how its turn went) as it runs; a model call's activity is summarised
+by its agent and what it was asked. Plain functions of their inputs, so workflow code may call them.
+"""
+
+from __future__ import annotations
+
+from adk_core.models.base import LlmRequest
+from adk_core.types import Content
+
+SNIPPET_CHARS = 60
+"""Quoted user text is cut to this many characters: a summary is one line in the UI's event list."""
+SUMMARY_CHARS = 200
+"""No summary is longer than this (long agent or app names included)."""
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def describe_content(content: Content | None) -> str:
+    """A short line for a message: its text, else the tool results or calls it carries."""
+    if content is None:
+        return "(no message)"
+    if content.text:
+        return snippet(content.text)
+    responses = content.function_responses()
+    if responses:
+        return "result of " + ", ".join(r.name for r in responses)
+    calls = content.function_calls()
+    if calls:
+        return "call " + ", ".join(c.name for c in calls)
+    return "(no text)"
+
+
+def session_summary(app_name: str, user_id: str, session_id: str) -> str:
+    """The static summary of a SessionWorkflow."""
+    return _cap(f"{app_name} · user {user_id} · session {session_id}")
+
+
+def run_summary(app_name: str, user_id: str, session_id: str, message: Content | None) -> str:
+    """The static summary of an AgentRunWorkflow: its session and what it was asked."""
+    return _cap(f"{app_name} · user {user_id} · session {session_id}: {describe_content(message)}")
+
+
+def session_details(app_name: str, user_id: str, session_id: str) -> str:
+    """Static details (markdown) of a conversation's workflow: its key, spelled out."""
+    return f"**App** `{app_name}`  \n**User** `{user_id}`  \n**Session** `{session_id}`"
+
+
+def turn_details(turn: int, message: Content, state: str) -> str:
+    """Current details (markdown) of a conversation: its latest message and where its turn is."""
+    return f"**Turn {turn}** ({state})  \n**Last message** {describe_content(message)}"
+
+
+def model_call_summary(agent_name: str, model_name: str, request: LlmRequest, user_content: Content | None) -> str:
+    """``support_agent: Where is my invoice… (gemini-2.5-flash)``: the agent, what it was asked
+    (the newest content sent, else the invocation's user message) and the model."""
+    newest = request.contents[-1] if request.contents else user_content
+    return _cap(f"{agent_name}: {describe_content(newest)} ({model_name})")
+
+
+def _cap(summary: str) -> str:
+    return snippet(summary, SUMMARY_CHARS)
