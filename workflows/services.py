@@ -41,7 +41,7 @@ non-retryable and fail the turn at once (activities._fail_fast_on_adk_errors).""
 class DurableSessionService(SessionService):
     """One session per workflow: commits queue up in ``unacked`` until an activity stores them."""
 
-    def __init__(self, key: c.SessionKey, *, use_local_activities: bool = True) -> None:
+    def __init__(self, key: c.SessionKey) -> None:
         self.key = key
         self.unacked: list[Event] = []
         self.stored_through: str | None = None
@@ -51,7 +51,6 @@ class DurableSessionService(SessionService):
         """Ids of events a child workflow already stored: applied here, not stored again."""
         self.unloaded_through: str | None = None
         """The newest stored event not held in the workflow's session copy (see history_cursor)."""
-        self._local = use_local_activities
 
     # The engine's commit path ------------------------------------------------------------------
     async def append_event(self, session: Session, event: Event) -> Event:
@@ -126,12 +125,8 @@ class DurableSessionService(SessionService):
 
     async def _store(self, name: str, arg: Any, result_type: type, *, summary: str) -> Any:
         # The session's own loads and commits retry until the store is back (SESSION_STORE_RETRY).
-        if self._local:
-            return await workflow.execute_local_activity(
-                name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=SESSION_STORE_RETRY,
-                summary=summary,
-            )
-        return await workflow.execute_activity(
+        # Local activities: one round trip less per commit, and the session store is on every worker.
+        return await workflow.execute_local_activity(
             name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=SESSION_STORE_RETRY,
             summary=summary,
         )
