@@ -134,6 +134,7 @@ class Runner:
             artifact_service=self.artifact_service,
             memory_service=self.memory_service,
             run_config=run_config or RunConfig(),
+            runtime_stores_session=self.runtime.stores_session(session),
         )
 
     async def run_invocation(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .agents.base import BaseAgent
     from .agents.context import InvocationContext
     from .models.base import LlmRequest, LlmResponse, Model
+    from .sessions import Session
     from .tools.base import BaseTool
     from .tools.tool_context import ToolContext
     from .types import Event
@@ -49,9 +50,16 @@ class Runtime(Protocol):
         """Call the model. Errors surface as adk_core.errors.ModelError."""
         ...
 
+    def stores_session(self, session: Session) -> bool:
+        """Whether this runtime persists ``session`` itself (a durable run's own session, its
+        scope), so model calls may refer to its stored events instead of carrying them. The
+        runner records the answer on each InvocationContext (``runtime_stores_session``)."""
+        ...
+
     def history_cursor(self, ctx: InvocationContext) -> str | None:
-        """The id of the newest stored event that is *not* loaded in ``ctx.session.events`` (the
-        session holds only a recent tail), or None when the loaded events are the whole story."""
+        """For a session the runtime stores: the id of the newest stored event that is *not*
+        loaded in ``ctx.session.events`` (the session holds only a recent tail), or None when the
+        loaded events are the whole story."""
         ...
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
@@ -103,6 +111,9 @@ class LocalRuntime:
     ) -> AsyncIterator[LlmResponse]:
         async for response in model.generate_content(request, stream=stream):
             yield response
+
+    def stores_session(self, session: Session) -> bool:
+        return False  # in-process, sessions live in the session service: contents go by value
 
     def history_cursor(self, ctx: InvocationContext) -> str | None:
         return None

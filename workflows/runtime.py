@@ -22,8 +22,9 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.agents.base import BaseAgent
     from adk_core.agents.context import InvocationContext, ToolContext
     from adk_core.errors import InvalidInputError, ModelError, RemoteError
-    from adk_core.flow.contents import build_contents, current_turn_events
-    from adk_core.models.base import ContentsRef, LlmRequest, LlmResponse, Model
+    from adk_core.flow.history import by_reference
+    from adk_core.models.base import LlmRequest, LlmResponse, Model
+    from adk_core.sessions import Session
     from adk_core.simulator import WAIT_KIND as SIMULATOR_WAIT
     from adk_core.tools.agent_tool import AgentTool
     from adk_core.tools.base import BaseTool
@@ -33,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ._retry import retry_policy
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
+    from ._turn_stream import TurnStream
     from .contracts import AgentBranchInput, AgentBranchResult, AgentToolInput, AgentToolResult
     from .services import DurableSessionService
     from .summaries import model_call_summary
@@ -53,6 +55,8 @@ class TemporalRuntime:
         # SimulatorPlugin: requests stored by activity, decisions arrive by the `submit_decision` Update.
         self.simulator = SimulatorMailbox()
         self.simulator_channel = DurableSimulatorChannel(self)
+        # The running turn's stream when its partials are followed (set by DurableInvoker.invoke).
+        self.turn_stream: TurnStream | None = None
 
     # --- determinism ------------------------------------------------------------------------
     def now(self) -> float:
@@ -70,37 +74,17 @@ class TemporalRuntime:
         return telemetry.start_span(name, attributes)
 
     # --- sessions ---------------------------------------------------------------------------
+    def stores_session(self, session: Session) -> bool:
+        """The runtime's scope is the one session its workflow serves (``sessions.key``). Any other
+        session (an AgentTool's scratch one, a judge's) lives in process memory, not in the store."""
+        key = self.sessions.key
+        return (session.app_name, session.user_id, session.id) == (key.app_name, key.user_id, key.session_id)
+
     def history_cursor(self, ctx: InvocationContext) -> str | None:
-        # Only the workflow's own session is in the store; an AgentTool's scratch session is not.
-        if ctx.session_service is self.sessions:
-            return self.sessions.unloaded_through
-        return None
-
-    def _by_reference(self, request: LlmRequest, ctx: InvocationContext) -> LlmRequest:
-        """Replace the contents that the session's events produce with a reference to those events.
-
-        Every loaded event is stored by the time the model activity reads (commits ride along
-        with it), so the reference can run through the newest one. Callbacks may have edited the
-        contents: only an unchanged prefix is replaced, anything else is sent as is.
-        """
-        events = ctx.session.events
-        if ctx.session_service is not self.sessions or not events:
-            return request
-        agent = ctx.agent
-        current_turn_only = getattr(agent, "include_contents", "default") == "none"
-        source = current_turn_events(events) if current_turn_only else events
-        expected = build_contents(source, agent.name, ctx.branch)
-        n = len(expected)
-        if request.contents[:n] != expected:
-            return request
-        ref = ContentsRef(
-            app_name=ctx.app_name, user_id=ctx.user_id, session_id=ctx.session.id, through_event_id=events[-1].id,
-            agent_name=agent.name, branch=ctx.branch, current_turn_only=current_turn_only,
-        )
-        return request.model_copy(update={"history": ref, "contents": request.contents[n:]})
+        return self.sessions.unloaded_through if ctx.runtime_stores_session else None
 
     async def run_agent(self, agent: BaseAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
-        if not agent.execution.child_workflow or ctx.session_service is not self.sessions:
+        if not agent.execution.child_workflow or not ctx.runtime_stores_session:
             async for event in agent.run_async(ctx):
                 yield event
             return
@@ -132,7 +116,7 @@ class TemporalRuntime:
         return await ctx.session_service.append_event(ctx.session, event)
 
     def _commits_for(self, ctx: InvocationContext) -> tuple[list[Event], str | None]:
-        if ctx.session_service is not self.sessions:
+        if not ctx.runtime_stores_session:
             return [], None
         return self.sessions.take_commits(), self.sessions.commit_after()
 
@@ -145,8 +129,9 @@ class TemporalRuntime:
             app_name=self.app_name,
             agent_name=ctx.agent.name,
             key=self.sessions.key,
-            request=self._by_reference(request, ctx),
+            request=by_reference(request),
             stream=stream,
+            stream_to=self.turn_stream.target(ctx) if stream and self.turn_stream else None,
             commit=commits,
             commit_after=after,
         )

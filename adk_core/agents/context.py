@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LlmCallsLimitExceededError
+from ..errors import ConfigurationError, LlmCallsLimitExceededError
 from ..state import State
 from ..types import Content, EventActions, Part, ToolConfirmation
 from .run_config import RunConfig
@@ -50,6 +50,10 @@ class InvocationContext:
     user_content: Content | None = None
     run_config: RunConfig = dataclasses.field(default_factory=RunConfig)
     branch: str | None = None
+    runtime_stores_session: bool = False
+    """Whether ``session`` is the one the runtime itself persists (``Runtime.stores_session``): a
+    durable run's own session, whose events model calls may send by reference. False in-process
+    and for scratch sessions (an AgentTool's)."""
     end_invocation: bool = False
     _llm_calls: _LlmCallCounter = dataclasses.field(default_factory=_LlmCallCounter)
 
@@ -143,7 +147,7 @@ class CallbackContext(ReadonlyContext):
     def _artifacts(self) -> ArtifactService:
         service = self._ic.artifact_service
         if service is None:
-            raise ValueError("no artifact service is configured; pass artifact_service= to the Runner")
+            raise ConfigurationError("no artifact service is configured; pass artifact_service= to the Runner")
         return service
 
     async def load_artifact(self, filename: str, version: int | None = None) -> Part | None:
@@ -166,7 +170,7 @@ class CallbackContext(ReadonlyContext):
     async def search_memory(self, query: str) -> SearchMemoryResponse:
         service = self._ic.memory_service
         if service is None:
-            raise ValueError("no memory service is configured; pass memory_service= to the Runner")
+            raise ConfigurationError("no memory service is configured; pass memory_service= to the Runner")
         return await service.search_memory(app_name=self.app_name, user_id=self.user_id, query=query)
 
 
@@ -204,14 +208,20 @@ class ToolContext(CallbackContext):
         the engine gives one to every call a model leaves without.
 
         Raises:
-            ValueError: outside a tool call (no function call id).
+            ConfigurationError: outside a tool call (no function call id).
         """
         if not self.function_call_id:
-            raise ValueError("idempotency_key needs a function call id; it is only valid inside a tool call")
+            raise ConfigurationError(
+                "idempotency_key needs a function call id; it is only valid inside a tool call (read it in the "
+                "tool function, from the ToolContext it is given)"
+            )
         return f"{self.invocation_id}:{self.function_call_id}"
 
     def request_confirmation(self, *, hint: str = "", payload: Any = None) -> None:
         """Ask a human to confirm this call before it runs; the run pauses until they answer."""
         if not self.function_call_id:
-            raise ValueError("request_confirmation needs a function call id; it is only valid inside a tool call")
+            raise ConfigurationError(
+                "request_confirmation needs a function call id; it is only valid inside a tool call (call it "
+                "in the tool function, or use FunctionTool(require_confirmation=True))"
+            )
         self.actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(hint=hint, payload=payload)

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..errors import InvalidInputError
 from ..types import Event
 from .metrics.base import MetricResult
 
@@ -78,7 +79,7 @@ class EvalResult(BaseModel):
         """pass^k for this case from its trials (k must not exceed the number of trials)."""
         runs = self.all_trials()
         if not 1 <= k <= len(runs):
-            raise ValueError(f"pass^{k} needs 1 <= k <= {len(runs)} trials")
+            raise InvalidInputError(f"pass^{k} needs 1 <= k <= {len(runs)} trials; ask for a k in that range, or run more trials")
         return comb(sum(r.passed for r in runs), k) / comb(len(runs), k)
 
     @property
@@ -90,7 +91,7 @@ class EvalResult(BaseModel):
 def combine_trials(results: Sequence[EvalResult]) -> EvalResult:
     """One case's result from its trials' results (in trial order)."""
     if not results:
-        raise ValueError("combine_trials needs at least one trial result")
+        raise InvalidInputError("combine_trials needs at least one trial result; pass the results of every trial of the case")
     if len(results) == 1:
         return results[0]
     shown = next((r for r in results if not r.passed), results[0])

@@ -14,10 +14,11 @@ from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from ..errors import ConfigurationError, LlmCallsLimitExceededError, ToolError
-from ..models.base import ContentsRef, GenerateContentConfig, LlmRequest, LlmResponse
+from ..models.base import GenerateContentConfig, LlmRequest, LlmResponse
 from ..tools.base import BaseTool, Toolset
 from ..tools.builtin import TransferToAgentTool
 from ..types import Event, EventActions
+from . import history
 from .contents import build_contents, current_turn_events
 from .functions import (
     confirmation_replies,
@@ -81,26 +82,29 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
 
 
 def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:
-    events = ctx.session.events
+    """The contents of the loaded events, built once and by value (callbacks and tools see them).
+
+    For a session the runtime stores itself, the stored events before the loaded ones go by
+    reference (``request.history``), and the loaded ones are marked as a stored prefix that the
+    runtime may send by reference too (adk_core.flow.history).
+    """
+    loaded = ctx.session.events
+    events = loaded
     current_turn_only = agent.include_contents == "none"
     whole_turn_loaded = False
     if current_turn_only:
-        turn = current_turn_events(events)
-        whole_turn_loaded = bool(turn) and turn[0].author == "user"
-        events = turn
+        events = current_turn_events(loaded)
+        whole_turn_loaded = bool(events) and events[0].author == "user"
+    request.contents = build_contents(events, agent.name, ctx.branch)
+    if not ctx.runtime_stores_session:
+        return
     cursor = ctx.runtime.history_cursor(ctx)
     if cursor is not None and not (current_turn_only and whole_turn_loaded):
         # Older events are stored but not loaded here: refer to them; the model runtime reads them back.
-        request.history = ContentsRef(
-            app_name=ctx.app_name,
-            user_id=ctx.user_id,
-            session_id=ctx.session.id,
-            through_event_id=cursor,
-            agent_name=agent.name,
-            branch=ctx.branch,
-            current_turn_only=current_turn_only,
-        )
-    request.contents = build_contents(events, agent.name, ctx.branch)
+        request.history = history.reference(ctx, agent.name, cursor, current_turn_only=current_turn_only)
+    if loaded:
+        ref = history.reference(ctx, agent.name, loaded[-1].id, current_turn_only=current_turn_only)
+        history.mark_stored_prefix(request, ref, request.contents)
 
 
 async def _add_instructions(agent: LlmAgent, ctx: ReadonlyContext, request: LlmRequest) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..types import Content
 
@@ -84,6 +84,9 @@ class LlmRequest(BaseModel):
     config: GenerateContentConfig = Field(default_factory=GenerateContentConfig)
     tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """name -> BaseTool for the tools declared in config.tools; never serialized."""
+    _stored_prefix: Any = PrivateAttr(default=None)
+    """Set by the flow (adk_core.flow.history) when the leading contents stand for stored events:
+    what a durable runtime may send by reference. Never serialized."""
 
     def append_instructions(self, *instructions: str) -> None:
         text = "\n\n".join(i for i in instructions if i)

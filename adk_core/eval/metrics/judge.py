@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...agents.llm_agent import LlmAgent
-from ...errors import ConfigurationError
+from ...errors import ConfigurationError, InvalidInputError
 from ...models.base import Model
 from ...types import Content
 from ..trace import Trace
@@ -58,7 +58,7 @@ def parse_verdict(text: str) -> Verdict:
         return Verdict(True, None, text.strip())
     if word in ("fail", "failed", "no", "false"):
         return Verdict(False, None, text.strip())
-    raise ValueError(f"the judge answered {text[:200]!r}, not a verdict; expected JSON like {{\"passed\": true, ...}}")
+    raise InvalidInputError(f"the judge answered {text[:200]!r}, not a verdict; expected JSON like {{\"passed\": true, ...}}")
 
 
 @dataclass(frozen=True)
