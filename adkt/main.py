@@ -1,8 +1,11 @@
 """`adkt`: the command line of adk-temporal.
 
     adkt run examples.w1:app "Please add 1 and 2, look up x, then add 3 and 4."
-    adkt dev                        Temporal + UI, Postgres and a worker; Ctrl-C stops all
+    adkt run my_app/agent.py "hi"   an app by its file (its `app`, else `root_agent`)
+    adkt create my_app              a new app folder: agent, tool and a scripted-model test
+    adkt dev [--reload]             Temporal + UI, Postgres and a worker; Ctrl-C stops all
     adkt chat examples.w1:app       a conversation in the terminal
+    adkt pending APP USER SESSION   what a conversation waits for; `adkt reply` answers it
     adkt worker --app pkg.mod:app   a production worker (TEMPORAL_ADDRESS, ADK_DATABASE_URL)
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
@@ -17,11 +20,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Annotated
 
 import typer
 
+from adkt.commands.create import create
 from adkt.commands.dev import dev
 from adkt.commands.eval import evals
+from adkt.commands.pending import pending, reply
 from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
 from adkt.commands.sessions import sessions
@@ -30,15 +36,36 @@ from adkt.commands.web import api, web
 
 app = typer.Typer(
     name="adkt",
-    help="Durable agents on Temporal: run, chat, serve and inspect ADK apps.",
+    help="Durable agents on Temporal: create, run, chat with and inspect ADK apps, and run their workers.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: rich's panels label every flag `<bool>` and read `[dev]` in help text as markup.
+    rich_markup_mode=None,
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"adkt {version('adk-temporal')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            print("adkt (adk-temporal, not installed)")
+        raise typer.Exit()
+
+
 @app.callback()
-def _main() -> None:
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="show tracebacks (also ADK_DEBUG=1)")] = False,
+    _version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
+    if debug:
+        # An environment variable, so that the setting reaches Settings.load() wherever it is read.
+        os.environ["ADK_DEBUG"] = "1"
     # Apps are named module:attr relative to where the command runs (as uvicorn and celery do);
     # a console script's sys.path starts at its bin/ folder, not the working directory.
     cwd = os.getcwd()
@@ -49,6 +76,9 @@ def _main() -> None:
 app.command()(dev)
 app.command()(run)
 app.command()(chat)
+app.command()(pending)
+app.command()(reply)
+app.command()(create)
 app.command()(worker)
 app.command()(migrate)
 app.command()(sim)

@@ -24,11 +24,15 @@ class Settings:
         adk_dir: where embedded servers keep their data and `dev.json` (ADK_DIR, default `.adk`).
         task_queue: one Temporal task queue for every app (ADK_TASK_QUEUE); None, the default, gives
             each app its own queue (workflows.app_task_queue), so workers only get their apps' runs.
+        debug: show tracebacks instead of one-line errors (ADK_DEBUG=1, or `adkt --debug`).
+        model: ADK_MODEL, which the example apps (and those `adkt create` makes) read when imported.
     """
 
     database_url: str | None = None
     adk_dir: Path = Path(".adk")
     task_queue: str | None = None
+    debug: bool = False
+    model: str | None = None
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -37,6 +41,8 @@ class Settings:
             database_url=env.get("ADK_DATABASE_URL") or None,
             adk_dir=Path(env.get("ADK_DIR") or ".adk"),
             task_queue=env.get("ADK_TASK_QUEUE") or None,
+            debug=(env.get("ADK_DEBUG") or "").strip().lower() in ("1", "true", "yes", "on"),
+            model=env.get("ADK_MODEL") or None,
         )
 
 

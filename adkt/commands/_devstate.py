@@ -32,6 +32,8 @@ class DevState:
     """The agent simulator's page and API, served by `adkt dev` too."""
     apps: list[str] = field(default_factory=list)
     pid: int = 0
+    adk_model: str | None = None
+    """ADK_MODEL as `adkt dev` saw it when it loaded the apps (commands note a different one)."""
 
     def write(self, adk_dir: Path) -> Path:
         path = adk_dir / DEV_STATE_FILE

@@ -49,7 +49,8 @@ async def embedded_stack(
     temporal = TemporalDevServer(
         port=port, ui_port=ui_port or 0, headless=ui_port is None, data_dir=temporal_dir, extra_args=TEMPORAL_DEV_ARGS
     )
-    postgres = None if database_url else EmbeddedPostgres(postgres_dir or settings.adk_dir / "postgres")
+    # shared: a second `adkt run` (or `adkt sessions`) uses the Postgres the first one started there.
+    postgres = None if database_url else EmbeddedPostgres(postgres_dir or settings.adk_dir / "postgres", shared=True)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(temporal.stop)
         starts = [temporal.start()]

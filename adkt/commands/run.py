@@ -3,43 +3,39 @@
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import threading
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Awaitable, Iterator
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
-from adkt.commands._common import app_ref, require_app, run_async
+from adkt.commands._common import app_ref, error_line, run_async
+from adkt.commands._conversation import (
+    Connection,
+    describe_request,
+    interrupted_note,
+    open_connection,
+    print_waiting,
+    response_for,
+    waiting,
+)
 from adkt.commands._render import err, out, print_event
-from adkt.settings import Settings
-
-if TYPE_CHECKING:
-    from adkt.client import AdkClient
-    from adkt.commands._devstate import DevState
 
 User = Annotated[str, typer.Option("--user", "-u", help="user id")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="session id (default: a new one)")]
 Address = Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS, then .adk/dev.json)")]
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database for an embedded stack")]
-
-
-def _embedded_notice() -> None:
-    err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
-
-
-def _dev_check(spec: str) -> Callable[[DevState], None]:
-    def check(dev: DevState) -> None:
-        if ":" in spec and spec not in dev.apps:
-            err.print(f"[yellow]warning:[/] the running `adkt dev` serves {', '.join(dev.apps)}, not {spec}; "
-                      f"restart it with --app {spec} or the turn will wait for a worker")  # fmt: skip
-
-    return check
+AppArg = Annotated[
+    str,
+    typer.Argument(help="the app: path/to/agent.py[:attr], a folder, module:attr, or the name of an app a worker serves"),
+]
 
 
 def run(
-    app: Annotated[str, typer.Argument(help="module:attr of the App (or an app name a running worker serves)")],
+    app: AppArg,
     message: Annotated[str, typer.Argument(help="the user message")],
     user: User = "user",
     session: SessionOpt = None,
@@ -53,52 +49,57 @@ def run(
 
 async def _run(spec: str, message: str, user: str, session: str, as_json: bool, address: str | None,
                database_url: str | None) -> None:  # fmt: skip
-    from adkt.commands._stack import app_client
+    from adkt.client import MessageRejectedError
 
-    loaded, name = app_ref(spec)
-    settings = Settings.load()
-    apps = [loaded] if loaded is not None else []
-
-    def embedded() -> None:
-        require_app(loaded, spec)
-        _embedded_notice()
-
-    async with app_client(apps, settings, address=address, database_url=database_url, on_embedded=embedded,
-                          on_dev=_dev_check(spec)) as client:
-        result = await client.send(name, user, session, message)
+    loaded, name, parsed = app_ref(spec)
+    async with open_connection(loaded, parsed, name, address=address, database_url=database_url) as connection:
+        if waits := await waiting(connection, user, session):
+            print_waiting(waits, parsed, name, user, session)
+            raise MessageRejectedError(
+                f"session {session!r} waits for an answer to the request above; reply to it first (a new message "
+                "would leave it waiting)"
+            )
+        with _interrupt_note(connection, user, session):
+            result = await connection.client.send(name, user, session, message)
+        waits = await waiting(connection, user, session)
     if as_json:
         print(result.model_dump_json(indent=2))
-        return
-    for event in result.events:
-        print_event(event)
-    err.print(f"[dim]app {name} · user {user} · session {session}[/]")
+    else:
+        for event in result.events:
+            print_event(event)
+        err.print(f"[dim]app {escape(name)} · user {escape(user)} · session {escape(session)}[/]")
+    print_waiting(waits, parsed, name, user, session)
+
+
+@contextlib.contextmanager
+def _interrupt_note(connection: Connection, user: str, session: str) -> Iterator[None]:
+    """On Ctrl-C (the event loop cancels the command), say what happens to the run and where to see it."""
+    try:
+        yield
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        err.print(interrupted_note(connection, user, session), markup=False)
+        raise
 
 
 def chat(
-    app: Annotated[str, typer.Argument(help="module:attr of the App (or an app name a running worker serves)")],
+    app: AppArg,
     user: User = "user",
     session: SessionOpt = None,
     address: Address = None,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Talk to an app: one line per message; /quit or Ctrl-D ends."""
+    """Talk to an app: one line per message; /quit or Ctrl-D ends. A failed turn prints its error and
+    the conversation goes on; with --session, what the conversation waits for is asked first."""
     run_async(_chat(app, user, session or uuid.uuid4().hex[:12], address, database_url))
 
 
 async def _chat(spec: str, user: str, session: str, address: str | None, database_url: str | None) -> None:
-    from adkt.commands._stack import app_client
-
-    loaded, name = app_ref(spec)
-    settings = Settings.load()
-
-    def embedded() -> None:
-        require_app(loaded, spec)
-        _embedded_notice()
-
-    apps = [loaded] if loaded is not None else []
-    async with app_client(apps, settings, address=address, database_url=database_url, on_embedded=embedded,
-                          on_dev=_dev_check(spec)) as client:
-        out.print(f"[dim]app {name} · user {user} · session {session} — /quit or Ctrl-D to leave[/]")
+    loaded, name, parsed = app_ref(spec)
+    async with open_connection(loaded, parsed, name, address=address, database_url=database_url) as connection:
+        out.print(f"[dim]app {escape(name)} · user {escape(user)} · session {escape(session)} — /quit or Ctrl-D to leave[/]")
+        # A resumed conversation may wait for an answer: ask for it before anything new.
+        if not await _turn(connection, user, session, _answer_pending(connection, user, session)):
+            return
         while True:
             try:
                 line = (await _input("you> ")).strip()
@@ -109,32 +110,54 @@ async def _chat(spec: str, user: str, session: str, address: str | None, databas
                 return
             if not line:
                 continue
-            async for event in client.stream(name, user, session, line):
-                print_event(event)
-            await _answer_pending(client, name, user, session)
+            if not await _turn(connection, user, session, _stream(connection, user, session, line)):
+                return
 
 
-async def _answer_pending(client: AdkClient, app: str, user: str, session: str) -> None:
-    """Ask the user about each thing the turn waits for, until nothing is pending."""
-    while pending := await client.pending(app, user, session):
+async def _stream(connection: Connection, user: str, session: str, line: str) -> None:
+    async for event in connection.client.stream(connection.app, user, session, line):
+        print_event(event)
+    await _answer_pending(connection, user, session)
+
+
+async def _turn(connection: Connection, user: str, session: str, step: Awaitable[None]) -> bool:
+    """Run one step of the conversation; a failed turn is printed and the chat goes on. False: the
+    input ended (Ctrl-D) while answering a request."""
+    from temporalio.service import RPCError
+
+    from adk_core.errors import AdkError
+
+    try:
+        with _interrupt_note(connection, user, session):
+            await step
+    except EOFError:
+        out.print()
+        return False
+    except (AdkError, RPCError) as e:
+        err.print(error_line(e), style="red", markup=False)
+        err.print("the conversation goes on: send another message, or /quit", style="dim", markup=False)
+    return True
+
+
+async def _answer_pending(connection: Connection, user: str, session: str) -> None:
+    """Ask the user about each thing the conversation waits for, until nothing is pending."""
+    from adk_core.errors import InvalidInputError
+
+    while pending := await waiting(connection, user, session):
         request = pending[0]
-        args = json.dumps(request.args, ensure_ascii=False)
-        hint = f" — {request.hint}" if request.hint else ""
-        response: dict[str, Any]
+        out.print(describe_request(request, connection.app), style="magenta", markup=False)
         if request.kind == "tool_confirmation":
-            out.print(f"[magenta]? {request.agent or app} wants to run {request.name}({args}){hint}[/]")
             answer = (await _input("allow? [y/N] ")).strip().lower()
-            response = {"confirmed": answer in ("y", "yes")}
+            response: dict[str, Any] = response_for(request, approve=answer in ("y", "yes"),
+                                                    reject=answer not in ("y", "yes"))  # fmt: skip
         else:
-            out.print(f"[magenta]? {request.name}({args}) waits for its result{hint}[/]")
             raw = (await _input("result as JSON: ")).strip() or "{}"
             try:
-                response = json.loads(raw)
-            except json.JSONDecodeError as e:
-                out.print(f"[red]not JSON ({e}); try again[/]")
+                response = response_for(request, answer=raw)
+            except InvalidInputError as e:
+                out.print(f"{e}; try again", style="red", markup=False)
                 continue
-            response = response if isinstance(response, dict) else {"result": response}
-        result = await client.reply(app, user, session, request.call_id, response)
+        result = await connection.client.reply(connection.app, user, session, request.call_id, response)
         for event in result.events:
             print_event(event)
 

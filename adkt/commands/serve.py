@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from adkt.commands._common import run_async
-from adkt.commands._devstate import resolve, resolve_database_url
+from adkt.commands._devstate import resolve
 from adkt.commands._render import err
 from adkt.settings import Settings
 
@@ -84,9 +84,50 @@ def migrate(database_url: DatabaseUrl = None) -> None:
 
 async def _migrate(database_url: str | None) -> None:
     from adk_core.sql import migrate as migrate_database
+    from adkt.commands._database import database_url as sessions_database
 
-    await migrate_database(_require_url(resolve_database_url(Settings.load(), database_url)))
-    err.print("database is up to date")
+    # With nothing configured: the embedded Postgres under .adk, the one `adkt run` uses.
+    async with sessions_database(database_url, create=True) as url:
+        before = await _schema(url)
+        await migrate_database(url)
+        after = await _schema(url)
+    err.print(_migration_report(before, after), markup=False)
+
+
+async def _schema(url: str) -> tuple[str | None, set[str]]:
+    """The database's Alembic revision (None: never migrated) and its tables."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+    from sqlalchemy.pool import NullPool
+
+    from adk_core.sql import postgres_url
+
+    engine = create_async_engine(postgres_url(url), poolclass=NullPool)
+    try:
+        async with engine.connect() as conn:
+            query = sa.text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+            tables = set((await conn.execute(query)).scalars())
+            revision = None
+            if VERSION_TABLE in tables:
+                revision = (await conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}"))).scalar()
+    finally:
+        await engine.dispose()
+    return revision, tables - {VERSION_TABLE}
+
+
+VERSION_TABLE = "adk_alembic_version"
+"""adk_core/sql/migrations/env.py's version table (that module only imports inside Alembic)."""
+
+
+def _migration_report(before: tuple[str | None, set[str]], after: tuple[str | None, set[str]]) -> str:
+    (old, old_tables), (new, new_tables) = before, after
+    created = sorted(new_tables - old_tables)
+    if old == new:
+        return f"database already at the newest schema (revision {new}); nothing to do"
+    made = f": created {', '.join(created)}" if created else ""
+    if old is None:
+        return f"database created at schema revision {new}{made}"
+    return f"database upgraded from schema revision {old} to {new}{made}"
 
 
 def _require_url(url: str | None) -> str:

@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from adkt.commands._common import run_async
-from adkt.commands._devstate import resolve_database_url
+from adkt.commands._database import database_url as sessions_database
 from adkt.commands._render import out, short_json, summary, timestamp
-from adkt.commands.serve import DatabaseUrl, _require_url
-from adkt.settings import Settings
+from adkt.commands.serve import DatabaseUrl
 
 if TYPE_CHECKING:
     from adk_core.sessions.sql import DatabaseSessionService
 
-sessions = typer.Typer(help="Inspect sessions stored in Postgres.", no_args_is_help=True)
+sessions = typer.Typer(help="Inspect sessions stored in Postgres.", no_args_is_help=True, rich_markup_mode=None)
 
 
-def _service(database_url: str | None) -> DatabaseSessionService:
+@contextlib.asynccontextmanager
+async def session_service(database_url: str | None) -> AsyncIterator[DatabaseSessionService]:
+    """The session store: configured, a running `adkt dev`'s, else the embedded one under .adk."""
     from adk_core.sessions.sql import DatabaseSessionService
 
-    return DatabaseSessionService(_require_url(resolve_database_url(Settings.load(), database_url)))
+    async with sessions_database(database_url) as url:
+        service = DatabaseSessionService(url)
+        try:
+            yield service
+        finally:
+            await service.close()
 
 
 @sessions.command("list")
@@ -37,11 +45,8 @@ def list_sessions(
 
 
 async def _list(app_name: str, user: str | None, database_url: str | None) -> None:
-    service = _service(database_url)
-    try:
+    async with session_service(database_url) as service:
         found = (await service.list_sessions(app_name=app_name, user_id=user)).sessions
-    finally:
-        await service.close()
     table = Table(title=f"sessions of {app_name}" + (f" for {user}" if user else ""))
     for column in ("session", "user", "updated", "state"):
         table.add_column(column)
@@ -66,12 +71,9 @@ async def _show(app_name: str, user: str, session_id: str, last: int | None, dat
     from adk_core.errors import SessionNotFoundError
     from adk_core.sessions import GetSessionConfig
 
-    service = _service(database_url)
-    try:
+    async with session_service(database_url) as service:
         config = GetSessionConfig(num_recent_events=last) if last else None
         session = await service.get_session(app_name=app_name, user_id=user, session_id=session_id, config=config)
-    finally:
-        await service.close()
     if session is None:
         raise SessionNotFoundError(f"no session {session_id!r} for app {app_name!r}, user {user!r}; see `adkt sessions list {app_name}`")
     out.print(f"[bold]{app_name}[/] · user {user} · session {session.id} · updated {timestamp(session.last_update_time)}")

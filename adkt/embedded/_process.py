@@ -84,7 +84,7 @@ def _spawn(
     args: Sequence[str],
     *,
     log: IO[bytes],
-    death_signal: signal.Signals,
+    death_signal: signal.Signals | None,
     run_as: tuple[int, int] | None = None,
     cwd: Path | None = None,
 ) -> subprocess.Popen[bytes]:
@@ -101,7 +101,8 @@ def _spawn(
         user=user,
         group=group,
         extra_groups=None if run_as is None else [],
-        preexec_fn=_die_with_parent(death_signal),
+        # None: a server meant to outlive this process (a shared embedded Postgres).
+        preexec_fn=_die_with_parent(death_signal) if death_signal is not None else None,
     )
 
 
