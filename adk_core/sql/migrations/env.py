@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from alembic import context
 from sqlalchemy.pool import NullPool
 
+from adk_core.errors import ConfigurationError
 from adk_core.sql.engine import postgres_url
 from adk_core.sql.schema import metadata
 
@@ -44,8 +45,9 @@ def run_migrations_online() -> None:
         return
     url = config.get_main_option("sqlalchemy.url")
     if not url:
-        raise RuntimeError(
-            "set sqlalchemy.url, or run the migrations with adk_core.sql.upgrade(url)"
+        raise ConfigurationError(
+            "alembic has no database: set sqlalchemy.url, or run the migrations with adk_core.sql.upgrade(url) "
+            "or `adkt migrate --database-url ...`"
         )
     engine = sa.create_engine(postgres_url(url), poolclass=NullPool)
     try:

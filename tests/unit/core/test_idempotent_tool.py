@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adk_core import InMemoryRunner, ToolContext
+from adk_core.errors import ConfigurationError
 from adk_core.sessions import Session
 from examples.idempotent_tool import Payments, build_app
 
@@ -49,5 +50,5 @@ async def test_key_is_stable_for_a_call_and_needs_one() -> None:
     key = ToolContext(ctx, function_call_id=call_id).idempotency_key
     assert key == f"{invocation_id}:{call_id}" == ToolContext(ctx, function_call_id=call_id).idempotency_key
     assert ToolContext(ctx, function_call_id="other").idempotency_key != key
-    with pytest.raises(ValueError, match="only valid inside a tool call"):
+    with pytest.raises(ConfigurationError, match="only valid inside a tool call"):
         _ = ToolContext(ctx).idempotency_key
