@@ -34,6 +34,7 @@ from adk_core.tools.base import BaseTool
 from . import contracts as c
 from ._history import StoredEventsCache
 from .apps import AppRegistry
+from .streaming import complete_responses, publisher_for
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -215,7 +216,10 @@ class AdkActivities:
         request = await self._resolve_history(input.request)
         try:
             model = agent.canonical_model
-            responses = [r async for r in model.generate_content(request, stream=input.stream)]
+            # Partials go to the turn's stream (activities/streaming.py), never into the result.
+            publisher = publisher_for(getattr(self.sessions, "engine", None), input.stream_to,
+                                      attempt=activity.info().attempt, author=agent.name)
+            responses = await complete_responses(model.generate_content(request, stream=input.stream), publisher)
         except ModelError as e:
             raise model_error_to_application_error(e) from None
         except AdkError as e:

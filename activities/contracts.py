@@ -14,6 +14,8 @@ from adk_core.models.base import LlmRequest, LlmResponse
 from adk_core.sessions import Session
 from adk_core.types import Content, Event, EventActions, Part, ToolConfirmation
 
+from .streaming import StreamTarget
+
 GENERATE_CONTENT = "adk.generate_content"
 RUN_TOOL = "adk.run_tool"
 APPEND_EVENTS = "adk.append_events"
@@ -76,6 +78,8 @@ class ModelCallInput(BaseModel):
     commit_after: str | None = None
     """The stored event ``commit`` follows, when the workflow knows it (lets the worker's cache
     take the events without reading them back)."""
+    stream_to: StreamTarget | None = None
+    """Where a streamed call's partials go (activities/streaming.py); the result never carries them."""
 
 
 class ModelCallResult(BaseModel):

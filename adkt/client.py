@@ -34,12 +34,14 @@ from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from adk_core.errors import AdkError, InvalidInputError
+from activities.streaming import turn_stream_id
+from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
 from adk_core.ids import escape_id_part, validate_session_key
 from adk_core.sql import dumps as storable_json
 from adk_core.sql import postgres_url
 from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
+from adkt._stream_follow import StreamFollower, TurnMerge
 from adkt.search_attributes import adk_search_attributes, missing_error
 from adkt.settings import Settings
 from workflows import (
@@ -127,6 +129,7 @@ class AdkClient:
         task_queue: str | None = None,
         idle_timeout_seconds: float | None = None,
         retry_seconds: float = 120.0,
+        database_url: str | None = None,
         search_attributes: bool = True,
     ) -> None:
         """``idle_timeout_seconds``: how long a conversation's workflow waits for the next message
@@ -142,6 +145,8 @@ class AdkClient:
         self.task_queue = task_queue
         self.idle_timeout_seconds = idle_timeout_seconds
         self.retry_seconds = retry_seconds
+        self.database_url = database_url
+        """The sessions database, where ``stream(partial=True)`` reads partials (else ADK_DATABASE_URL)."""
 
     def queue_of(self, app: str) -> str:
         """The task queue ``app``'s runs go to."""
@@ -210,10 +215,42 @@ class AdkClient:
 
     async def stream(
         self, app: str, user_id: str, session_id: str, message: str | Content, *, poll_interval: float = 0.05,
-        message_id: str | None = None,
+        message_id: str | None = None, partial: bool = False,
     ) -> AsyncIterator[Event]:
-        """Send a message and yield its events as the workflow makes them, each once, in order."""
+        """Send a message and yield its events as the workflow makes them, each once, in order.
+
+        ``partial=True`` streams the turn's model calls (``streaming_mode="sse"``) and also yields
+        their partial events (``Event.partial``) as the model makes them, placed among the committed
+        events as the in-process Runner places them. The committed events are the same either way.
+        When a model call is retried after some of its partial text was yielded, a partial event
+        with ``activities.streaming.is_stream_reset(event)`` comes first: discard that call's
+        partial text so far. Partials are read from the sessions database (``database_url``).
+        """
         send = self._message(app, user_id, session_id, message, None, 500, message_id)
+        if not partial:
+            async for event in self._stream_turn(send, app, user_id, session_id, poll_interval, None):
+                yield event
+            return
+        send.streaming_mode = "sse"
+        stream_id = turn_stream_id(session_workflow_id(app, user_id, session_id), send.message_id or "")
+        async with StreamFollower(self._stream_database_url(), stream_id) as follower:
+            async for event in self._stream_turn(send, app, user_id, session_id, poll_interval, follower):
+                yield event
+            await follower.delete()  # the turn is over: its committed events stand for its partials
+
+    def _stream_database_url(self) -> str:
+        url = self.database_url or Settings.load().database_url
+        if not url:
+            raise ConfigurationError(
+                "partial=True reads partial events from the sessions database: pass "
+                "AdkClient(..., database_url='postgresql+psycopg://...') or set ADK_DATABASE_URL"
+            )
+        return url
+
+    async def _stream_turn(
+        self, send: SendMessage, app: str, user_id: str, session_id: str, poll_interval: float,
+        follower: StreamFollower | None,
+    ) -> AsyncIterator[Event]:
         handle = self._handle(app, user_id, session_id)
         result = asyncio.ensure_future(self._retrying(
             lambda: self._update(SessionWorkflow.send_message, send, app, user_id, session_id, None),
@@ -221,10 +258,19 @@ class AdkClient:
             busy=lambda: self._signal("queue_message", send, app, user_id, session_id, None),
         ))
         query = TurnQuery(message_id=send.message_id or "")
+        merge = TurnMerge()
+
+        async def ordered(events: list[Event]) -> list[Event]:
+            if follower is None:
+                return events
+            merge.add_events(events)
+            merge.add_chunks(await follower.read())  # after the events: all partials before them are read
+            return merge.take()
+
         try:
             while True:
                 status = await self._query_turn(handle, query, result)
-                for event in status.events:
+                for event in await ordered(status.events):
                     yield event
                 query.after += len(status.events)
                 if status.state == "failed":
@@ -235,16 +281,23 @@ class AdkClient:
                         SessionWorkflow.send_message, "queue_message", send, query.message_id, app, user_id, session_id,
                         None,
                     )
-                    for event in turn.events[query.after:]:
+                    for event in await ordered(turn.events[query.after:]):
                         yield event
                     return
                 if status.state == "done":
                     return
                 if result.done() and result.exception() is not None:
                     raise result.exception()  # type: ignore[misc]
-                if result.done():  # queued by signal: nothing left to wait on but the query
-                    if status.state == "unknown":
-                        raise MessageRejectedError(f"the conversation has no record of message {query.message_id!r}")
+                if result.done() and status.state == "unknown":  # queued by signal, and not known
+                    raise MessageRejectedError(f"the conversation has no record of message {query.message_id!r}")
+                if follower is not None:
+                    # Partials as they are written; the turn's state at most every poll_interval.
+                    deadline = time.monotonic() + poll_interval
+                    while (left := deadline - time.monotonic()) > 0 and not result.done():
+                        await follower.wait(left)
+                        for event in await ordered([]):
+                            yield event
+                elif result.done():  # queued by signal: nothing left to wait on but the query
                     await asyncio.sleep(poll_interval)
                 else:
                     await asyncio.wait([result], timeout=poll_interval)

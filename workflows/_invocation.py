@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
 
+    from ._turn_stream import TurnStream
     from .app_scope import worker_apps
     from .contracts import PendingRequest, SessionWorkflowInput, session_workflow_id
     from .runtime import TemporalRuntime, Waiter
@@ -56,15 +57,23 @@ class DurableInvoker:
         return session
 
     async def invoke(
-        self, message: Content | None, *, state_delta: dict | None, max_llm_calls: int, events: list[Event]
+        self, message: Content | None, *, state_delta: dict | None, max_llm_calls: int, events: list[Event],
+        streaming_mode: str = "none", stream_id: str = "",
     ) -> str:
         """Run one invocation, appending its events to ``events`` as they come; returns its id.
+
+        With ``streaming_mode`` "sse" the model calls stream and their partials go to ``stream_id``
+        (activities/streaming.py), not into workflow history.
 
         Engine errors fail the invocation with an ApplicationError naming the error type, after
         the events made so far are stored.
         """
         assert self.session is not None, "load() first"
-        ctx = self.runner.new_invocation_context(self.session, run_config=RunConfig(max_llm_calls=max_llm_calls))
+        streams = streaming_mode == "sse" and bool(stream_id)
+        ctx = self.runner.new_invocation_context(
+            self.session, run_config=RunConfig(max_llm_calls=max_llm_calls, streaming_mode="sse" if streams else "none")
+        )
+        self.runtime.turn_stream = TurnStream(stream_id, events, self.sessions) if streams else None
         try:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
                 events.append(event)

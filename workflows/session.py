@@ -24,6 +24,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.streaming import turn_stream_id
     from adk_core.errors import AdkError
     from adk_core.types import Content, Event
 
@@ -131,7 +132,8 @@ class SessionWorkflow:
         try:
             invocation_id = await invoker.invoke(
                 message.message, state_delta=message.state_delta, max_llm_calls=message.max_llm_calls,
-                events=self._turn_events,
+                events=self._turn_events, streaming_mode=message.streaming_mode,
+                stream_id=turn_stream_id(workflow.info().workflow_id, message_id),
             )
             outcome.result = TurnResult(
                 invocation_id=invocation_id, events=self._turn_events, final_text=final_text(self._turn_events),

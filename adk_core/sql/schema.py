@@ -213,3 +213,27 @@ simulator_events = sa.Table(
     sa.Index("adk_simulator_events_session_time", "session_id", "timestamp", "seq"),
     sa.Index("adk_simulator_events_turn", "turn_id"),
 )
+
+# --- streamed model output (activities.streaming, adkt._stream_follow) -----------------------------
+# Partial responses of a durable model call on their way from the model activity to the clients that
+# follow the turn (a NOTIFY on the stream's channel says when to read). Never in workflow history;
+# a finished turn's rows are deleted by its client, and anything older than the retention by workers.
+
+stream_chunks = sa.Table(
+    "adk_stream_chunks",
+    metadata,
+    # Commit order within a stream: writers of one stream take turns on an advisory lock.
+    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+    sa.Column("stream_id", sa.Text, nullable=False),
+    sa.Column("call", sa.Integer, nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    # How many events the turn had made when this model call started: where its partials go.
+    sa.Column("after_events", sa.Integer, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("event", JSONB, nullable=False),
+    sa.Column("create_time", sa.Double, nullable=False),
+    sa.UniqueConstraint("stream_id", "call", "attempt", "seq", name="adk_stream_chunks_position"),
+    sa.Index("adk_stream_chunks_stream", "stream_id", "id"),
+    sa.Index("adk_stream_chunks_create_time", "create_time"),
+)

@@ -1,0 +1,41 @@
+"""The app tests/integration/test_streaming_durable.py runs in worker subprocesses it SIGKILLs.
+
+One streamed model call: ``WORDS`` partial words, then the whole text. The first attempt stops after
+``HANG_AFTER`` words (leaving a marker file in $STREAM_MARKER_DIR) and sleeps, so the test can kill
+the worker mid-stream once its client has shown those words; the retry on the next worker finds
+the marker and streams every word.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from adk_core import App, Content, LlmAgent, LlmRequest, LlmResponse
+from adk_core.models import text_response
+
+WORDS = [f"w{i} " for i in range(20)]
+HANG_AFTER = 5
+MARKER = "stream.marker"
+HANG_SECONDS = 60.0
+
+
+class StopsOnceMidStream:
+    @property
+    def name(self) -> str:
+        return "stops-once"
+
+    async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        marker = Path(os.environ["STREAM_MARKER_DIR"]) / MARKER
+        for i, word in enumerate(WORDS):
+            if i == HANG_AFTER and not marker.exists():
+                marker.write_text(str(os.getpid()))
+                await asyncio.sleep(HANG_SECONDS)
+            yield LlmResponse(content=Content.model(word), partial=True)
+            await asyncio.sleep(0.01)
+        yield text_response("".join(WORDS))
+
+
+app = App(name="stream_crash_app", root_agent=LlmAgent(name="streamer", model=StopsOnceMidStream()))

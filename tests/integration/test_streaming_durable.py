@@ -1,0 +1,205 @@
+"""Token streaming under the durable runtime (RunConfig streaming_mode "sse", AdkClient.stream(partial=True)).
+
+A recorded provider stream reaches a durable client as the same partials, in the same places, as
+in-process; a worker killed mid-stream: the retry's reset and partials leave the client with the
+right text; partials stay out of workflow history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
+
+from activities.streaming import is_stream_reset
+from adk_core import App, InMemoryRunner, LlmAgent, RunConfig
+from adk_core.models.gemini import GeminiModel
+from adk_core.sql import migrate
+from adk_core.types import Content, Event
+from adkt.client import AdkClient, connect
+from adkt.embedded import TemporalDevServer
+from tests.integration import stream_crash_app
+from tests.integration.conftest import DurableStack
+from workflows import session_workflow_id
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PAYLOADS = ROOT / "tests" / "unit" / "models" / "payloads"
+
+
+def gemini_sse(pieces: list[str]) -> str:
+    """A Gemini stream in the recorded format (gemini_stream.sse): one text piece per event."""
+    events = []
+    for i, piece in enumerate(pieces):
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": piece}], "role": "model"}, "index": 0}
+        if i == len(pieces) - 1:
+            candidate["finishReason"] = "STOP"
+        data = {"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "r1"}
+        events.append(f"data: {json.dumps(data)}\r\n\r\n")
+    return "".join(events)
+
+
+def _gemini(answer: Any) -> GeminiModel:
+    """A Gemini model on httpx.MockTransport; ``answer(request_body) -> sse text``."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = answer(json.loads(request.content))
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+    return GeminiModel("gemini-2.5-flash", api_key="k", http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+
+
+def _weather_answer(body: dict) -> str:
+    answered = any("functionResponse" in p for c in body["contents"] for p in c.get("parts", []))
+    if not answered:
+        return (PAYLOADS / "gemini_stream.sse").read_text()  # thought, text pieces, then get_weather
+    return gemini_sse(["It is 21", " degrees", " in Paris."])
+
+
+def get_weather(city: str) -> dict:
+    """Current weather for a city."""
+    return {"city": city, "temp_c": 21}
+
+
+def _shape(event: Event) -> tuple:
+    parts = event.content.parts if event.content else []
+    return (
+        event.author, bool(event.partial),
+        [(p.text, bool(p.thought), p.function_call.name if p.function_call else None,
+          p.function_response.name if p.function_response else None) for p in parts],
+    )
+
+
+def _client(stack: DurableStack) -> AdkClient:
+    return AdkClient(stack.client.client, task_queue=stack.client.task_queue, database_url=stack.database_url)
+
+
+async def test_a_recorded_provider_stream_reaches_the_durable_client_as_in_process(durable_stack: DurableStack) -> None:
+    app = App(name=f"stream_{uuid.uuid4().hex[:6]}",
+              root_agent=LlmAgent(name="weather", model=_gemini(_weather_answer), tools=[get_weather]))
+    runner = InMemoryRunner(app=app)
+    local = [e async for e in runner.run_async(user_id="u", session_id="s", new_message=Content.user("Paris?"),
+                                               run_config=RunConfig(streaming_mode="sse"))]
+    durable_stack.register(app)
+    durable = [e async for e in _client(durable_stack).stream(app.name, "u", "s", "Paris?", partial=True)]
+
+    assert [_shape(e) for e in durable] == [_shape(e) for e in local]
+    partials = [e for e in durable if e.partial]
+    assert [e.text for e in partials if e.text] == ["Let me check", " the weather in Paris.", "It is 21", " degrees",
+                                                    " in Paris."]
+    assert all(e.invocation_id == durable[-1].invocation_id for e in partials)
+    # Partials are shown, never stored: the session holds the committed events only.
+    session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert session is not None
+    assert [e.id for e in session.events[1:]] == [e.id for e in durable if not e.partial]
+
+
+async def _history_bytes(stack: DurableStack, workflow_id: str) -> int:
+    history = await stack.client.client.get_workflow_handle(workflow_id).fetch_history()
+    return len(history.to_json())
+
+
+async def test_history_bytes_do_not_grow_with_the_number_of_partials(durable_stack: DurableStack) -> None:
+    text = "".join(f"{i:04d}" for i in range(500))  # 2,000 characters, streamed in 10 or in 200 pieces
+
+    def split(n: int) -> list[str]:
+        size = len(text) // n
+        return [text[i:i + size] for i in range(0, len(text), size)]
+
+    model = _gemini(lambda body: gemini_sse(split(int(body["contents"][-1]["parts"][0]["text"]))))
+    app = durable_stack.register(App(name=f"history_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=model)))
+    client = _client(durable_stack)
+    sizes = {}
+    for pieces in (10, 200):
+        session = f"pieces-{pieces:03d}"
+        events = [e async for e in client.stream(app.name, "u", session, str(pieces), partial=True)]
+        assert len([e for e in events if e.partial]) == pieces
+        assert events[-1].text == text and not events[-1].partial
+        sizes[pieces] = await _history_bytes(durable_stack, session_workflow_id(app.name, "u", session))
+    assert abs(sizes[200] - sizes[10]) < 0.02 * sizes[10], sizes
+
+
+def _start_worker(address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAM_MARKER_DIR": str(marker_dir)}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "worker.py", "--app", "tests.integration.stream_crash_app:app", "--address", address,
+             "--database-url", database_url, "--task-queue", task_queue],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+
+
+async def _until(condition: Any, worker: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if worker.poll() is not None:
+            raise AssertionError(f"worker exited with {worker.returncode}:\n{log.read_text()[-3000:]}")
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out; worker log:\n{log.read_text()[-3000:]}")
+        await asyncio.sleep(0.05)
+
+
+async def test_a_worker_killed_mid_stream_the_client_discards_the_lost_attempts_text(
+    temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+) -> None:
+    await migrate(database_url)  # the client reads the stream table before the first worker is up
+    marker_dir = tmp_path / "markers"
+    marker_dir.mkdir()
+    log = tmp_path / "worker.log"
+    task_queue = f"stream-crash-{uuid.uuid4().hex[:8]}"
+    client = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace),
+                       task_queue=task_queue, database_url=database_url)
+    app, session = stream_crash_app.app.name, f"s-{uuid.uuid4().hex[:6]}"
+    seen: list[Event] = []
+
+    async def follow() -> None:
+        async for event in client.stream(app, "u1", session, "talk", partial=True):
+            seen.append(event)
+
+    workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
+    try:
+        run = asyncio.create_task(follow())
+        hang = stream_crash_app.HANG_AFTER
+        await _until(lambda: len([e for e in seen if e.partial]) >= hang, workers[0], log)
+        assert (marker_dir / stream_crash_app.MARKER).exists() and not run.done()
+        os.kill(workers[0].pid, signal.SIGKILL)
+        workers[0].wait(timeout=10)
+        await client.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
+            namespace=client.client.namespace, execution=WorkflowExecution(workflow_id=session_workflow_id(app, "u1", session))
+        ))
+        workers.append(_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log))
+        await asyncio.wait_for(run, timeout=60)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait(timeout=10)
+
+    words = stream_crash_app.WORDS
+    resets = [i for i, e in enumerate(seen) if is_stream_reset(e)]
+    assert len(resets) == 1, [(_shape(e), e.custom_metadata) for e in seen]
+    before, after = seen[:resets[0]], seen[resets[0] + 1:]
+    assert [e.text for e in before] == words[:hang], "the lost attempt's words, shown before the kill"
+    assert seen[resets[0]].custom_metadata == {"adk_stream_reset": {"attempt": 2}}
+    assert [e.text for e in after if e.partial] == words, "the retry's words, each once"
+    # What a client that applies the reset shows equals the one committed answer.
+    shown = ""
+    for event in seen:
+        if is_stream_reset(event):
+            shown = ""
+        elif event.partial:
+            shown += event.text
+    final = [e for e in seen if not e.partial]
+    assert len(final) == 1 and final[0].text == shown == "".join(words)
