@@ -7,8 +7,11 @@ by its agent and what it was asked. Plain functions of their inputs, so workflow
 
 from __future__ import annotations
 
+from typing import Any
+
 from adk_core.models.base import LlmRequest
 from adk_core.types import Content
+from adk_core.types.event import REQUEST_CONFIRMATION_FUNCTION
 
 SNIPPET_CHARS = 60
 """Quoted user text is cut to this many characters: a summary is one line in the UI's event list."""
@@ -30,11 +33,17 @@ def describe_content(content: Content | None) -> str:
         return snippet(content.text)
     responses = content.function_responses()
     if responses:
-        return "result of " + ", ".join(r.name for r in responses)
+        return ", ".join(_describe_response(r.name, r.response) for r in responses)
     calls = content.function_calls()
     if calls:
         return "call " + ", ".join(c.name for c in calls)
     return "(no text)"
+
+
+def _describe_response(name: str, response: dict[str, Any]) -> str:
+    if name == REQUEST_CONFIRMATION_FUNCTION:  # a person's answer to a tool confirmation
+        return "confirmation: " + ("approved" if response.get("confirmed") else "rejected")
+    return f"result of {name}"
 
 
 def session_summary(app_name: str, user_id: str, session_id: str) -> str:

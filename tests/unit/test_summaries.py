@@ -25,6 +25,8 @@ def test_model_call_summary_names_the_agent_what_was_asked_and_the_model() -> No
 
     after_tool = LlmRequest(contents=[Content(role="user", parts=[Part.from_function_response("get_invoice", {})])])
     assert model_call_summary("a", "m", after_tool, None) == "a: result of get_invoice (m)"
+    approved = Content(role="user", parts=[Part.from_function_response("adk_request_confirmation", {"confirmed": True})])
+    assert model_call_summary("a", "m", LlmRequest(contents=[approved]), None) == "a: confirmation: approved (m)"
     # Nothing new in the request (all of it sent by reference): the invocation's message.
     assert model_call_summary("a", "m", LlmRequest(), Content.user("hi")) == "a: hi (m)"
     assert len(model_call_summary("a" * 500, "m", LlmRequest(), None)) == SUMMARY_CHARS
