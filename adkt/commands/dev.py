@@ -34,6 +34,7 @@ async def _dev(
     specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710
 ) -> None:
     from adkt.commands._stack import embedded_stack, wait_for_signal
+    from adkt.commands.web import dev_backend
     from adkt.web.serve import bind, durable_service, serving
     from worker import load_app
 
@@ -50,10 +51,12 @@ async def _dev(
         )  # fmt: skip
         stack = await stack_cm.__aenter__()
     simulator = durable_service(stack.database_url, stack.client.client)
+    api = dev_backend(stack.client, stack.database_url, apps, specs, stack.temporal.ui_url)  # the dev page and API
     try:
-        sim_cm = serving(simulator, port=sim_port)
+        sim_cm = serving(simulator, port=sim_port, api=api)
         sim_url = await sim_cm.__aenter__()
     except BaseException:
+        await api.close()
         await simulator.store.close()
         await stack_cm.__aexit__(None, None, None)
         raise
@@ -66,7 +69,8 @@ async def _dev(
         state.write(adk_dir)
         out.print(Panel.fit(
             f"Temporal UI   [link={state.ui_url}]{state.ui_url}[/link]\n"
-            f"Simulator     [link={sim_url}]{sim_url}[/link]  (agents with a SimulatorPlugin wait here for a person)\n"
+            f"Dev chat      [link={sim_url}]{sim_url}[/link]  (chat with the apps; HTTP API at {sim_url}/api/v1)\n"
+            f"Simulator     [link={sim_url}/sim]{sim_url}/sim[/link]  (agents with a SimulatorPlugin wait here for a person)\n"
             f"Temporal      {state.address}  (namespace {state.namespace}, task queues {', '.join(stack.worker.task_queues)})\n"
             f"Database      {state.database_url}\n"
             f"Apps          {', '.join(f'{a.name} ({s})' for a, s in zip(apps, specs, strict=True))}\n"
@@ -79,6 +83,7 @@ async def _dev(
     finally:
         (adk_dir / DEV_STATE_FILE).unlink(missing_ok=True)
         await sim_cm.__aexit__(None, None, None)
+        await api.close()
         await simulator.store.close()
         await stack_cm.__aexit__(None, None, None)
     out.print("[dim]stopped[/]")

@@ -19,7 +19,9 @@ from adkt.commands._render import err
 from adkt.settings import Settings
 
 if TYPE_CHECKING:
+    from adk_core import App
     from adkt.client import AdkClient
+    from adkt.web.api.backend import ApiBackend
     from adkt.web.api.models import AppInfo
 
 Apps = Annotated[
@@ -68,9 +70,23 @@ def app_infos(specs: list[str]) -> tuple[list[AppInfo], list]:
             infos.append(AppInfo(name=name))
             continue
         loaded.append(app)
-        root = app.root_agent
-        infos.append(AppInfo(name=name, agent=root.name, description=getattr(root, "description", "") or "", spec=spec))
+        infos.append(app_info(app, spec))
     return infos, loaded
+
+
+def app_info(app: App, spec: str) -> AppInfo:
+    from adkt.web.api.models import AppInfo
+
+    root = app.root_agent
+    return AppInfo(name=app.name, agent=root.name, description=getattr(root, "description", "") or "", spec=spec)
+
+
+def dev_backend(client: AdkClient, database_url: str, apps: list[App], specs: list[str], temporal_ui: str | None) -> ApiBackend:
+    """The API as `adkt dev` serves it: its apps, its database, its Temporal UI."""
+    from adkt.web.api.backend import ApiBackend
+
+    infos = [app_info(app, spec) for app, spec in zip(apps, specs, strict=True)]
+    return ApiBackend.open(client, database_url, apps=infos, temporal_ui=temporal_ui)
 
 
 @contextlib.asynccontextmanager
