@@ -79,7 +79,8 @@ async def open_connection(
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
     if target.address is not None:
-        client = AdkClient(await connect(target.address, namespace=target.namespace), task_queue=target.task_queue)
+        client = AdkClient(await connect(target.address, namespace=target.namespace), task_queue=target.task_queue,
+                           database_url=target.database_url)
         mode = "dev" if target.dev is not None else "configured"
         connection = Connection(client, name, spec, mode, client.client.namespace, target.database_url, target.dev,
                                 settings)  # fmt: skip

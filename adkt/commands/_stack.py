@@ -74,7 +74,7 @@ async def embedded_stack(
             await asyncio.gather(worker_task, return_exceptions=True)
 
         stack.push_async_callback(stop_worker)
-        yield Stack(temporal, url, AdkClient(client, task_queue=settings.task_queue), worker, worker_task)
+        yield Stack(temporal, url, AdkClient(client, task_queue=settings.task_queue, database_url=url), worker, worker_task)
 
 
 @contextlib.asynccontextmanager

@@ -23,6 +23,7 @@ from adkt.commands._conversation import (
     waiting,
 )
 from adkt.commands._render import err, out, print_event
+from adkt.commands._stream_print import TokenPrinter
 
 User = Annotated[str, typer.Option("--user", "-u", help="user id")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="session id (default: a new one)")]
@@ -115,8 +116,10 @@ async def _chat(spec: str, user: str, session: str, address: str | None, databas
 
 
 async def _stream(connection: Connection, user: str, session: str, line: str) -> None:
-    async for event in connection.client.stream(connection.app, user, session, line):
-        print_event(event)
+    tokens = TokenPrinter()
+    partial = connection.client.database_url is not None  # partials are read from the sessions database
+    async for event in connection.client.stream(connection.app, user, session, line, partial=partial):
+        tokens.show(event)
     await _answer_pending(connection, user, session)
 
 

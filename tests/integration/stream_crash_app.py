@@ -3,7 +3,7 @@
 One streamed model call: ``WORDS`` partial words, then the whole text. The first attempt stops after
 ``HANG_AFTER`` words (leaving a marker file in $STREAM_MARKER_DIR) and sleeps, so the test can kill
 the worker mid-stream once its client has shown those words; the retry on the next worker finds
-the marker and streams every word.
+the marker and streams every word. $STREAM_WORD_SECONDS paces the words (0.01 s by default).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class StopsOnceMidStream:
                 marker.write_text(str(os.getpid()))
                 await asyncio.sleep(HANG_SECONDS)
             yield LlmResponse(content=Content.model(word), partial=True)
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(float(os.environ.get("STREAM_WORD_SECONDS", "0.01")))
         yield text_response("".join(WORDS))
 
 

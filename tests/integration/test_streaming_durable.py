@@ -203,3 +203,38 @@ async def test_a_worker_killed_mid_stream_the_client_discards_the_lost_attempts_
             shown += event.text
     final = [e for e in seen if not e.partial]
     assert len(final) == 1 and final[0].text == shown == "".join(words)
+
+
+async def test_adkt_chat_prints_the_tokens_as_they_arrive_and_the_answer_once(
+    durable_stack: DurableStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / stream_crash_app.MARKER).write_text("pre-set: this model does not stop")
+    monkeypatch.setenv("STREAM_MARKER_DIR", str(tmp_path))
+    monkeypatch.setenv("STREAM_WORD_SECONDS", "0.1")  # 20 words over two seconds
+    durable_stack.register(stream_crash_app.app)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ADK_TASK_QUEUE": durable_stack.task_queue}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adkt.main", "chat", "tests.integration.stream_crash_app:app",
+        "--address", durable_stack.address, "--database-url", durable_stack.database_url,
+        "--session", f"chat-{uuid.uuid4().hex[:8]}",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        cwd=ROOT, env=env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(b"talk\n")
+    loop = asyncio.get_running_loop()
+    output, first_word_at, last_word_at = b"", None, None
+    async with asyncio.timeout(90):
+        while last_word_at is None:
+            data = await process.stdout.read(4096)
+            assert data, output.decode()
+            output += data
+            first_word_at = first_word_at or (loop.time() if b"w0 " in output else None)
+            last_word_at = loop.time() if b"w19" in output else None
+        process.stdin.write(b"/quit\n")
+        rest, _ = await process.communicate()
+    text = (output + rest).decode()
+    assert process.returncode == 0, text
+    assert first_word_at is not None and last_word_at - first_word_at > 1.0, "the first words came before the last"
+    assert "streamer: " + "".join(stream_crash_app.WORDS).rstrip() in text, text
+    assert text.count("w19") == 1, text
