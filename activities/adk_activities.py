@@ -11,7 +11,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from pydantic import BaseModel
 from pydantic_core import to_json
@@ -304,29 +304,28 @@ class AdkActivities:
     async def artifact_call(self, input: c.ArtifactCallInput) -> c.ArtifactCallResult:
         if self.artifacts is None:
             raise ApplicationError("this worker has no artifact service configured", non_retryable=True)
-        key = dict(app_name=input.key.app_name, user_id=input.key.user_id, session_id=input.key.session_id)
-        filename = input.filename or ""
-        if (input.op != "list" and not filename) or (input.op == "save" and input.artifact is None):
-            # Not retryable: the same input would fail again (an assert would have been retried forever).
-            raise ApplicationError(
-                f"artifact op {input.op!r} needs a filename{' and an artifact' if input.op == 'save' else ''}",
-                type="InvalidInputError",
-                non_retryable=True,
-            )
+        call = input.root
+        key = dict(app_name=call.key.app_name, user_id=call.key.user_id, session_id=call.key.session_id)
+        if isinstance(call, c.ArtifactFileOp) and not call.filename:
+            # Not retryable: the same input would fail again.
+            raise ApplicationError(f"artifact op {call.op!r} needs a filename", type="InvalidInputError", non_retryable=True)
         try:
-            if input.op == "save":
-                assert input.artifact is not None  # checked above; narrows the type
-                version = await self.artifacts.save_artifact(**key, filename=filename, artifact=input.artifact)
-                return c.ArtifactCallResult(version=version)
-            if input.op == "load":
-                part = await self.artifacts.load_artifact(**key, filename=filename, version=input.version)
-                return c.ArtifactCallResult(artifact=part)
-            if input.op == "list":
-                return c.ArtifactCallResult(names=await self.artifacts.list_artifact_keys(**key))
-            if input.op == "delete":
-                await self.artifacts.delete_artifact(**key, filename=filename)
-                return c.ArtifactCallResult()
-            return c.ArtifactCallResult(versions=await self.artifacts.list_versions(**key, filename=filename))
+            match call:
+                case c.SaveArtifact():
+                    version = await self.artifacts.save_artifact(**key, filename=call.filename, artifact=call.artifact)
+                    return c.ArtifactCallResult(version=version)
+                case c.LoadArtifact():
+                    part = await self.artifacts.load_artifact(**key, filename=call.filename, version=call.version)
+                    return c.ArtifactCallResult(artifact=part)
+                case c.ListArtifacts():
+                    return c.ArtifactCallResult(names=await self.artifacts.list_artifact_keys(**key))
+                case c.DeleteArtifact():
+                    await self.artifacts.delete_artifact(**key, filename=call.filename)
+                    return c.ArtifactCallResult()
+                case c.ListArtifactVersions():
+                    return c.ArtifactCallResult(versions=await self.artifacts.list_versions(**key, filename=call.filename))
+                case _:
+                    assert_never(call)
         except AdkError as e:
             raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
 

@@ -6,9 +6,9 @@ may be added with defaults without breaking running workflows.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from adk_core.models.base import LlmRequest, LlmResponse
 from adk_core.sessions import Session
@@ -118,12 +118,48 @@ class ToolCallResult(BaseModel):
     """The exception's args when they are plain JSON; the class is rebuilt from them."""
 
 
-class ArtifactCallInput(BaseModel):
+class ArtifactOpBase(BaseModel):
     key: SessionKey
-    op: Literal["save", "load", "list", "delete", "versions"]
-    filename: str | None = None
-    artifact: Part | None = None
+
+
+class ArtifactFileOp(ArtifactOpBase):
+    """An operation on one artifact (every op but ``list``)."""
+
+    filename: str
+
+
+class SaveArtifact(ArtifactFileOp):
+    op: Literal["save"] = "save"
+    artifact: Part
+
+
+class LoadArtifact(ArtifactFileOp):
+    op: Literal["load"] = "load"
     version: int | None = None
+    """None: the newest version."""
+
+
+class ListArtifacts(ArtifactOpBase):
+    op: Literal["list"] = "list"
+
+
+class DeleteArtifact(ArtifactFileOp):
+    op: Literal["delete"] = "delete"
+
+
+class ListArtifactVersions(ArtifactFileOp):
+    op: Literal["versions"] = "versions"
+
+
+ArtifactOp = Annotated[
+    SaveArtifact | LoadArtifact | ListArtifacts | DeleteArtifact | ListArtifactVersions, Field(discriminator="op")
+]
+
+
+class ArtifactCallInput(RootModel[ArtifactOp]):
+    """One artifact operation, chosen by ``op``; each carries exactly the fields it uses. The JSON is
+    flat (``{"op": "save", "key": ..., "filename": ..., "artifact": ...}``), as before the union, so
+    inputs scheduled by running workflows still parse."""
 
 
 class ArtifactCallResult(BaseModel):

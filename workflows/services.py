@@ -16,9 +16,11 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
     from activities import contracts as c
     from adk_core.artifacts import ArtifactService
-    from adk_core.errors import SessionNotFoundError
+    from adk_core.errors import InvalidInputError, SessionNotFoundError
     from adk_core.memory import MemoryEntry, MemoryService, SearchMemoryResponse
     from adk_core.sessions import GetSessionConfig, ListSessionsResponse, Session, SessionService
     from adk_core.sessions.base import apply_event_to_session, prepare_event_for_storage
@@ -159,36 +161,42 @@ class DurableArtifactService(ArtifactService):
     def __init__(self, key: c.SessionKey) -> None:
         self.key = key
 
-    async def _call(self, summary: str, **fields: Any) -> c.ArtifactCallResult:
+    async def _call(self, summary: str, op: type[c.ArtifactOpBase], **fields: Any) -> c.ArtifactCallResult:
         key = c.SessionKey(app_name=fields.pop("app_name"), user_id=fields.pop("user_id"), session_id=fields.pop("session_id"))
+        try:
+            call = c.ArtifactCallInput(op(key=key, **fields))  # type: ignore[arg-type]  # op is one of the union's members
+        except ValidationError as e:
+            # In workflow code a ValidationError would fail the workflow task over and over; this fails the call.
+            raise InvalidInputError(f"{summary}: {e}") from None
         return await workflow.execute_activity(
-            c.ARTIFACTS, c.ArtifactCallInput(key=key, **fields), result_type=c.ArtifactCallResult,
+            c.ARTIFACTS, call, result_type=c.ArtifactCallResult,
             start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY, summary=summary,
         )
 
     async def save_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part) -> int:
-        result = await self._call(f"save artifact {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
-                                  op="save", filename=filename, artifact=artifact)
-        assert result.version is not None
+        result = await self._call(f"save artifact {filename}", c.SaveArtifact, app_name=app_name, user_id=user_id,
+                                  session_id=session_id, filename=filename, artifact=artifact)
+        assert result.version is not None  # a save always answers with its version
         return result.version
 
     async def load_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str,
                             version: int | None = None) -> Part | None:
-        result = await self._call(f"load artifact {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
-                                  op="load", filename=filename, version=version)
+        result = await self._call(f"load artifact {filename}", c.LoadArtifact, app_name=app_name, user_id=user_id,
+                                  session_id=session_id, filename=filename, version=version)
         return result.artifact
 
     async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
-        result = await self._call("list artifacts", app_name=app_name, user_id=user_id, session_id=session_id, op="list")
+        result = await self._call("list artifacts", c.ListArtifacts, app_name=app_name, user_id=user_id,
+                                  session_id=session_id)
         return result.names
 
     async def delete_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> None:
-        await self._call(f"delete artifact {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
-                         op="delete", filename=filename)
+        await self._call(f"delete artifact {filename}", c.DeleteArtifact, app_name=app_name, user_id=user_id,
+                         session_id=session_id, filename=filename)
 
     async def list_versions(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> list[int]:
-        result = await self._call(f"versions of {filename}", app_name=app_name, user_id=user_id, session_id=session_id,
-                                  op="versions", filename=filename)
+        result = await self._call(f"versions of {filename}", c.ListArtifactVersions, app_name=app_name, user_id=user_id,
+                                  session_id=session_id, filename=filename)
         return result.versions
 
 
