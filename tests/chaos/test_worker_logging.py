@@ -128,7 +128,7 @@ async def test_a_failing_workflow_task_is_logged(
         assert " ERROR temporalio.worker._workflow: " in line, line
         assert "Potential deadlock detected" in log.read_text()
     started = first_log.read_text()
-    if entry == "worker.py":
-        assert re.search(r"^\S+ \S+ INFO worker: worker for logging_test on task queue", started, re.M), started[-2000:]
+    # Both entry points are one command (worker.main runs `adkt worker`): the same start line.
+    assert "worker for logging_test on task queues" in started, started[-2000:]
     # Library chatter stays out at INFO: alembic logs a dozen lines per migration check.
     assert " INFO alembic" not in started, started[-2000:]

@@ -70,7 +70,8 @@ def _start_worker(address: str, database_url: str, task_queue: str, log: Path) -
         )  # fmt: skip
 
 
-async def _wait_ready(workers: list[subprocess.Popen], logs: list[Path], timeout: float = 30) -> None:
+async def _wait_ready(workers: list[subprocess.Popen], logs: list[Path], timeout: float = 90) -> None:
+    # Generous: three workers importing temporalio, SQLAlchemy and the apps on a busy 2-core machine.
     deadline = time.monotonic() + timeout
     while not all("worker for scale_out" in log.read_text() for log in logs):
         for proc, log in zip(workers, logs, strict=True):
