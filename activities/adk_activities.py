@@ -286,6 +286,9 @@ class AdkActivities:
         try:
             response = await tool.run_async(args=input.args, tool_context=tool_context)
         except Exception as e:
+            # The model is told about the error; the log is where a developer (the `adkt dev` console) sees it.
+            activity.logger.warning("tool %s of agent %s failed: %s: %s", input.tool_name, input.agent_name,
+                                    type(e).__name__, e)  # fmt: skip
             origin = {"error_class": error_class_path(e), "error_args": portable_args(e)}
             if input.retry_errors:
                 if isinstance(e, ApplicationError):
