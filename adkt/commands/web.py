@@ -110,7 +110,8 @@ async def web_stack(
                 "ADK_DATABASE_URL=postgresql+psycopg://..."
             )
         client = await connect(target.address, namespace=target.namespace, database_url=target.database_url)
-        yield WebStack(AdkClient(client, task_queue=target.task_queue), target.database_url, temporal_ui), specs
+        adk = AdkClient(client, task_queue=target.task_queue, database_url=target.database_url)
+        yield WebStack(adk, target.database_url, temporal_ui), specs
         return
     if not specs:
         raise ConfigurationError(

@@ -16,10 +16,11 @@ import pytest
 import pytest_asyncio
 from httpx_sse import aconnect_sse
 
-from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
+from adk_core import App, Content, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
 from adk_core.errors import ModelError
 from adk_core.eval.results import EvalSummary
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
+from adk_core.models import text_response
 from adkt.web.api.backend import ApiBackend
 from adkt.web.api.endpoints import ENDPOINTS
 from adkt.web.api.models import AppInfo
@@ -41,10 +42,27 @@ def _broken_app(name: str) -> App:
     return App(name=name, root_agent=LlmAgent(name="broken", model=ScriptedModel(refuse)))
 
 
+class _Words:
+    """A model that streams its answer word by word (partial responses), then the whole text."""
+
+    name = "words"
+
+    async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        if stream:
+            for word in WORDS:
+                yield LlmResponse(content=Content.model(word), partial=True)
+        yield text_response("".join(WORDS))
+
+
+WORDS = ["Durable ", "agents ", "stream ", "too."]
+
+
 class Api:
-    def __init__(self, http: httpx.AsyncClient, backend: ApiBackend, teller: str, helpdesk: str, broken: str) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, backend: ApiBackend, teller: str, helpdesk: str, broken: str, words: str
+    ) -> None:
         self.http, self.backend = http, backend
-        self.teller, self.helpdesk, self.broken = teller, helpdesk, broken
+        self.teller, self.helpdesk, self.broken, self.words = teller, helpdesk, broken, words
 
     def session(self, app: str, user: str, session: str, rest: str = "") -> str:
         return f"/api/v1/apps/{quote(app, safe='')}/users/{quote(user, safe='')}/sessions/{quote(session, safe='')}{rest}"
@@ -55,15 +73,16 @@ async def api(durable_stack: DurableStack) -> AsyncIterator[Api]:
     teller = durable_stack.register(dev_app.teller(_unique("api_teller"))).name
     helpdesk = durable_stack.register(dev_app.helpdesk(_unique("api_helpdesk"))).name
     broken = durable_stack.register(_broken_app(_unique("api_broken"))).name
+    words = durable_stack.register(App(name=_unique("api_words"), root_agent=LlmAgent(name="poet", model=_Words()))).name
     backend = ApiBackend.open(
         durable_stack.client, durable_stack.database_url,
-        apps=[AppInfo(name=teller), AppInfo(name=helpdesk), AppInfo(name=broken)],
+        apps=[AppInfo(name=teller), AppInfo(name=helpdesk), AppInfo(name=broken), AppInfo(name=words)],
         temporal_ui="http://localhost:8233/",
     )  # fmt: skip
     try:
         async with serving(None, port=0, api=backend, page=False) as url:
             async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-                yield Api(http, backend, teller, helpdesk, broken)
+                yield Api(http, backend, teller, helpdesk, broken, words)
     finally:
         await backend.close()
 
@@ -96,13 +115,13 @@ async def test_openapi_documents_every_route_and_resolves(api: Api) -> None:
     walk(schema)
     assert refs and refs <= set(schema["components"]["schemas"]), refs - set(schema["components"]["schemas"])
     stream = schema["paths"]["/api/v1/apps/{app}/users/{user}/sessions/{session}/messages/stream"]["post"]
-    assert set(stream["x-sse-events"]) == {"start", "event", "done", "error"}
+    assert set(stream["x-sse-events"]) == {"start", "event", "partial", "done", "error"}
     assert (await api.http.get("/")).json()["openapi"] == "/api/v1/openapi.json"
 
 
 async def test_apps(api: Api) -> None:
     body = (await api.http.get("/api/v1/apps")).json()
-    assert [a["name"] for a in body["apps"]] == [api.teller, api.helpdesk, api.broken]
+    assert [a["name"] for a in body["apps"]] == [api.teller, api.helpdesk, api.broken, api.words]
     assert body["temporal_ui"] == "http://localhost:8233"
     assert body["simulator_page"] is None
 
@@ -192,6 +211,21 @@ async def test_long_running_tool_answered_through_the_api(api: Api) -> None:
     turn = (await api.http.post(base + f"/pending/{request['call_id']}",
                                 json={"response": {"status": "closed", "resolution": "router restarted"}})).json()  # fmt: skip
     assert turn["final_text"] == "Ticket closed: router restarted."
+
+
+async def test_stream_with_partial_events(api: Api) -> None:
+    base = api.session(api.words, "ana", _unique("s"))
+    received = await _stream(api, base + "/messages/stream", {"text": "go", "partial": True})
+    kinds = [kind for kind, _ in received]
+    assert kinds == ["start", *["partial"] * len(WORDS), "event", "done"], kinds
+    assert [e["content"]["parts"][0]["text"] for kind, e in received if kind == "partial"] == WORDS
+    assert received[-2][1]["content"]["parts"][0]["text"] == "".join(WORDS)
+    assert received[-1][1]["final_text"] == "".join(WORDS) and received[-1][1]["event_count"] == 1
+    # Without partial=true the same turn streams the stored events only.
+    plain = await _stream(api, api.session(api.words, "ana", _unique("s"), "/messages/stream"), {"text": "go"})
+    assert [kind for kind, _ in plain] == ["start", "event", "done"]
+    message = _error(await api.http.post(base + "/messages", json={"text": "go", "partial": True}), 400)
+    assert "/messages/stream" in message
 
 
 async def test_a_turn_that_fails_after_the_stream_opened_ends_it_with_an_error_event(api: Api) -> None:

@@ -3,6 +3,7 @@ database (read, create, delete) and the stored eval runs."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -39,6 +40,9 @@ class ApiBackend:
     ) -> ApiBackend:
         """Sessions and eval runs on one small connection pool; ``close()`` releases it."""
         engine = create_async_engine(postgres_url(database_url), pool_size=5, max_overflow=10)
+        if client.database_url is None:  # stream(partial=True) reads partials from this database
+            client = copy.copy(client)
+            client.database_url = database_url
         return cls(
             client, DatabaseSessionService(engine), EvalResultStore(engine), apps,
             temporal_ui.rstrip("/") if temporal_ui else None, _engine=engine,

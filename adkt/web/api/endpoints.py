@@ -111,6 +111,10 @@ async def delete_session(call: Call) -> Deleted:
 async def send_message(call: Call) -> TurnResponse:
     body: MessageBody = call.body
     app, user, session_id = _known_app(call), call.path["user"], call.path["session"]
+    if body.partial:
+        raise InvalidInputError(
+            "partial events are streamed only: POST .../messages/stream with partial=true, or drop partial here"
+        )
     turn = await call.backend.client.send(app, user, session_id, body.message(), message_id=body.message_id)
     pending = await call.backend.pending(app, user, session_id)
     return TurnResponse(
@@ -132,7 +136,12 @@ async def stream_message(call: Call) -> AsyncIterator[Sse]:
                                        workflow_url=backend.workflow_url(workflow_id)))  # fmt: skip
         seen = []
         try:
-            async for event in backend.client.stream(app, user, session_id, body.message(), message_id=message_id):
+            async for event in backend.client.stream(
+                app, user, session_id, body.message(), message_id=message_id, partial=body.partial
+            ):
+                if event.partial:  # shown, never stored: no id to resume from
+                    yield Sse("partial", event)
+                    continue
                 seen.append(event)
                 yield Sse("event", event, id=f"{message_id}:{len(seen)}")
             pending = await backend.pending(app, user, session_id)
@@ -243,9 +252,12 @@ ENDPOINTS: list[Endpoint] = [
              description="Starts the conversation's workflow (and the session) if needed."),
     Endpoint("POST", _SESSION + "/messages/stream", stream_message, "Send a message; stream the turn's events (SSE)",
              body=MessageBody, errors=(400, 404, 409, 422),
-             events={"start": StreamStart, "event": Event, "done": StreamDone, "error": ErrorBody},
-             description="Server-sent events: `start`, then one `event` per ADK event, then `done` (or `error`). "
-             "Clients must ignore event types they do not know. Closing the stream does not stop the turn."),
+             events={"start": StreamStart, "event": Event, "partial": Event, "done": StreamDone, "error": ErrorBody},
+             description="Server-sent events: `start`, then one `event` per stored ADK event (with "
+             "`partial: true` in the body, `partial` events carry the model's text as it is made; one whose "
+             "custom_metadata holds `adk_stream_reset` says: drop this model call's partial text so far), then "
+             "`done` (or `error`). Clients must ignore event types they do not know. Closing the stream does "
+             "not stop the turn."),
     Endpoint("GET", _SESSION + "/pending", list_pending, "What the conversation waits for", PendingList,
              errors=(400,)),
     Endpoint("POST", _SESSION + "/pending/{call_id}", reply, "Answer a confirmation or a long-running tool",

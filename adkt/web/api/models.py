@@ -85,6 +85,10 @@ class MessageBody(_Body):
     message_id: str | None = Field(
         None, description="idempotency key: the same id sent again returns the first turn instead of a second one"
     )
+    partial: bool = Field(
+        False, description="/messages/stream only: stream the model's output token by token as `partial` events "
+        "(the committed `event`s are the same either way)",
+    )
 
     @model_validator(mode="after")
     def _one_message(self) -> MessageBody:

@@ -195,6 +195,8 @@ async function renderChat(app, user, session) {
 
   const text = h("textarea", { placeholder: "Message… (Enter sends, Shift+Enter for a new line)", "data-testid": "message" });
   const send = h("button", { class: "primary", "data-testid": "send" }, "Send");
+  ctx.tokens = h("input", { type: "checkbox", "data-testid": "tokens", checked: localStorage.getItem("adk-tokens") !== "off" });
+  ctx.tokens.onchange = () => localStorage.setItem("adk-tokens", ctx.tokens.checked ? "on" : "off");
   const status = h("div", { "data-testid": "status" });
   const submit = () => { const value = text.value.trim(); if (value && !busy) { text.value = ""; streamTurn(ctx, value, status, send); } };
   send.onclick = submit;
@@ -210,7 +212,8 @@ async function renderChat(app, user, session) {
   const convo = h("div", {},
     h("div", { class: "convo-head" }, h("h1", {}, app), h("span", { class: "muted mono" }, `${user} · ${session}`), workflow),
     h("details", { class: "card" }, h("summary", {}, "session state"), ctx.state),
-    ctx.log, ctx.pending, status, h("div", { class: "composer" }, text, send));
+    ctx.log, ctx.pending, status, h("div", { class: "composer" }, text, send),
+    h("label", { class: "hint inline" }, ctx.tokens, " stream tokens (partial events, for models that stream)"));
   main.replaceChildren(h("div", { class: "chat" }, side, convo));
 
   try {
@@ -240,13 +243,25 @@ async function streamTurn(ctx, message, status, send) {
   ctx.log.append(eventView({ author: "user", timestamp: Date.now() / 1000, content: { parts: [{ text: message }] } }));
   ctx.pending.replaceChildren();
   status.replaceChildren(h("div", { class: "running", "data-testid": "running" }, "running…"));
+  // Partial text of the model call in progress, replaced by the stored event when it arrives.
+  let draft = null;
+  const dropDraft = () => { draft?.remove(); draft = null; };
   try {
-    for await (const { event, data } of sse(`${sessionPath(ctx.app, ctx.user, ctx.session)}/messages/stream`, { text: message })) {
+    const body = { text: message, partial: ctx.tokens.checked };
+    for await (const { event, data } of sse(`${sessionPath(ctx.app, ctx.user, ctx.session)}/messages/stream`, body)) {
       if (event === "start") setWorkflow(ctx.workflow, data.workflow_url, data.workflow_id);
-      else if (event === "event") { if (data.author !== "user") ctx.log.append(eventView(data)); }
+      else if (event === "partial") {
+        if (data.custom_metadata && "adk_stream_reset" in data.custom_metadata) { dropDraft(); continue; }
+        const text = (data.content?.parts || []).filter((p) => p.text && !p.thought).map((p) => p.text).join("");
+        if (!text) continue;
+        if (!draft) { draft = h("div", { class: "ev model draft", "data-testid": "draft" }, h("div", { class: "meta" }, data.author, " · typing…"), h("div", { class: "text" })); ctx.log.append(draft); }
+        draft.querySelector(".text").append(text);
+      }
+      else if (event === "event") { dropDraft(); if (data.author !== "user") ctx.log.append(eventView(data)); }
       else if (event === "done") { renderPending(ctx, data.pending); status.replaceChildren(); }
       else if (event === "error") status.replaceChildren(h("div", { class: "error", "data-testid": "turn-error" }, `${data.error}: ${data.message}`));
     }
+    dropDraft();
     if (status.querySelector("[data-testid=running]")) status.replaceChildren(h("div", { class: "error" }, "the stream ended early; reload to see the stored events"));
   } catch (e) {
     status.replaceChildren(h("div", { class: "error", "data-testid": "turn-error" }, `${e.kind || "Error"}: ${e.message}`));
