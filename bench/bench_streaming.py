@@ -1,0 +1,183 @@
+"""Time to first token: a streamed answer durable (AdkClient.stream(partial=True)) vs in-process.
+
+The model streams ``--tokens`` partials ``--token-ms`` apart after a first-token delay of
+``--first-token-ms`` (a provider's own time to first token), then its complete response.
+
+    in-process   InMemoryRunner.run_async with RunConfig(streaming_mode="sse")
+    durable      SessionWorkflow on one headless dev server (TEMPORAL_DEV_ARGS), sessions and the
+                 stream table in an embedded Postgres (fsync off), one in-process worker; the
+                 client follows the turn's stream by LISTEN/NOTIFY (activities/streaming.py)
+    new          the first message of a conversation (starts its workflow, creates the session)
+    next         a later message of the same conversation
+
+Time to first token (TTFT): from the send to the first partial event in the caller's hands. Time to
+final: to the committed final event. Each figure is the median of ``--turns`` turns, one at a time.
+
+Run:  cd /work/main && .venv/bin/python bench/bench_streaming.py [--turns 20] [--first-token-ms 300]
+Writes bench/results/streaming.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from adk_core import App, Content, InMemoryRunner, LlmAgent, LlmRequest, LlmResponse, RunConfig  # noqa: E402
+from adk_core.models import text_response  # noqa: E402
+from adk_core.types import Event  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+TASK_QUEUE = "bench-streaming"
+
+
+class PacedStreamModel:
+    """A provider stand-in: first token after ``first_token_s``, then one token every ``token_s``."""
+
+    name = "paced-stream"
+
+    def __init__(self, tokens: int, first_token_s: float, token_s: float) -> None:
+        self.tokens, self.first_token_s, self.token_s = tokens, first_token_s, token_s
+
+    async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        words = [f"t{i} " for i in range(self.tokens)]
+        await asyncio.sleep(self.first_token_s)
+        for i, word in enumerate(words):
+            if i:
+                await asyncio.sleep(self.token_s)
+            if stream:
+                yield LlmResponse(content=Content.model(word), partial=True)
+        yield text_response("".join(words))
+
+
+async def _timed_turn(events: Callable[[], AsyncIterator[Event]], tokens: int) -> tuple[float, float]:
+    """(seconds to the first partial, seconds to the final event) of one turn."""
+    start = time.perf_counter()
+    first = final = None
+    partials = 0
+    async for event in events():
+        if event.partial:
+            partials += 1
+            first = first if first is not None else time.perf_counter() - start
+        elif event.is_final_response():
+            final = time.perf_counter() - start
+    if first is None or final is None or partials != tokens:
+        raise RuntimeError(f"expected {tokens} partials and a final event, got {partials} partials, final={final}")
+    return first, final
+
+
+def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
+    firsts, finals = [s[0] for s in samples], [s[1] for s in samples]
+    return {
+        "ttft_median_ms": statistics.median(firsts) * 1000,
+        "ttft_max_ms": max(firsts) * 1000,
+        "final_median_ms": statistics.median(finals) * 1000,
+    }
+
+
+async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    from adkt.client import AdkClient, connect
+    from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
+    from adkt.services import open_services
+    from worker import build_worker
+
+    model = PacedStreamModel(args.tokens, args.first_token_ms / 1000, args.token_ms / 1000)
+    app = App(name="bench_streaming", root_agent=LlmAgent(name="streamer", model=model))
+    sse = RunConfig(streaming_mode="sse")
+    runs: dict[str, list[tuple[float, float]]] = {"in_process_new": [], "in_process_next": []}
+
+    console.print(f"in-process: {args.turns} turns of each kind")
+    runner = InMemoryRunner(app=app)
+    for _ in range(args.turns):
+        session = uuid.uuid4().hex[:8]
+        for kind in ("new", "next"):
+            def turn(session: str = session) -> AsyncIterator[Event]:
+                return runner.run_async(user_id="u", session_id=session, new_message=Content.user("go"), run_config=sse)
+
+            runs[f"in_process_{kind}"].append(await _timed_turn(turn, args.tokens))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        async with (
+            TemporalDevServer(port=0, headless=True, extra_args=TEMPORAL_DEV_ARGS) as temporal,
+            EmbeddedPostgres(Path(tmp) / "pg", durable=False) as postgres,
+        ):
+            url = postgres.url
+            client = await connect(temporal.address, namespace=temporal.namespace, database_url=url)
+            async with open_services(url) as services:
+                worker = build_worker(client, [app], task_queue=TASK_QUEUE, **services)
+                task = asyncio.create_task(worker.run())
+                adk = AdkClient(client, task_queue=TASK_QUEUE, database_url=url)
+                try:
+                    console.print("durable: warm-up (3 conversations)")
+                    for _ in range(3):
+                        session = uuid.uuid4().hex[:8]
+                        for _ in range(2):
+                            await _timed_turn(lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens)
+                    console.print(f"durable: {args.turns} turns of each kind")
+                    runs["durable_new"], runs["durable_next"] = [], []
+                    for _ in range(args.turns):
+                        session = uuid.uuid4().hex[:8]
+                        for kind in ("new", "next"):
+                            sample = await _timed_turn(
+                                lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens
+                            )
+                            runs[f"durable_{kind}"].append(sample)
+                finally:
+                    await worker.shutdown()
+                    await asyncio.gather(task, return_exceptions=True)
+    summary = {name: _summary(samples) for name, samples in runs.items()}
+    return {
+        "turns": args.turns, "tokens": args.tokens, "first_token_ms": args.first_token_ms, "token_ms": args.token_ms,
+        "cpus": os.cpu_count(), "runs": summary,
+        "ratios": {
+            f"durable/in_process TTFT, {kind}": summary[f"durable_{kind}"]["ttft_median_ms"]
+            / summary[f"in_process_{kind}"]["ttft_median_ms"]
+            for kind in ("new", "next")
+        },
+        "added_ttft_ms": {
+            kind: summary[f"durable_{kind}"]["ttft_median_ms"] - summary[f"in_process_{kind}"]["ttft_median_ms"]
+            for kind in ("new", "next")
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--first-token-ms", type=float, default=300.0)
+    parser.add_argument("--token-ms", type=float, default=10.0)
+    args = parser.parse_args()
+    console = Console()
+    results = asyncio.run(run_bench(args, console))
+    table = Table(title=f"time to first token: {args.tokens} tokens, model TTFT {args.first_token_ms:.0f} ms, "
+                        f"{args.token_ms:.0f} ms per token")
+    for column in ("run", "TTFT median ms", "TTFT max ms", "final median ms"):
+        table.add_column(column)
+    for name, row in results["runs"].items():
+        table.add_row(name.replace("_", " "), f"{row['ttft_median_ms']:.1f}", f"{row['ttft_max_ms']:.1f}",
+                      f"{row['final_median_ms']:.1f}")
+    console.print(table)
+    for name, ratio in results["ratios"].items():
+        console.print(f"{name}: {ratio:.2f}x (+{results['added_ttft_ms'][name.rsplit(', ', 1)[1]]:.0f} ms)")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "streaming.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
