@@ -34,6 +34,13 @@ from adk_core.tools.base import BaseTool
 from . import contracts as c
 from ._history import StoredEventsCache
 from .apps import AppRegistry
+from .compaction_activities import (
+    SUMMARIZE_EVENTS,
+    SummarizeEventsInput,
+    SummarizeEventsResult,
+    events_after_ref,
+    summarize_stored_events,
+)
 from .streaming import complete_responses, publisher_for
 
 T = TypeVar("T")
@@ -134,6 +141,7 @@ class AdkActivities:
             self.load_session,
             self.artifact_call,
             self.memory_call,
+            self.summarize_events,
         ]
 
     # --- sessions ---------------------------------------------------------------------------
@@ -213,7 +221,7 @@ class AdkActivities:
         agent = self.apps.agent(input.app_name, input.agent_name)
         if not isinstance(agent, LlmAgent):
             raise ApplicationError(f"agent {input.agent_name!r} is not an LlmAgent", non_retryable=True)
-        request = await self._resolve_history(input.request)
+        request = await self._resolve_history(input.request, input.app_name)
         try:
             model = agent.canonical_model
             # Partials go to the turn's stream (activities/streaming.py), never into the result.
@@ -226,7 +234,7 @@ class AdkActivities:
             raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
         return c.ModelCallResult(responses=responses)
 
-    async def _resolve_history(self, request: LlmRequest) -> LlmRequest:
+    async def _resolve_history(self, request: LlmRequest, app_name: str) -> LlmRequest:
         ref = request.history
         if ref is None:
             return request
@@ -237,8 +245,15 @@ class AdkActivities:
                 f"event {ref.through_event_id!r} of session {ref.session_id!r} is not stored yet",
                 type="HistoryNotReady",
             )
-        history = contents_for_ref(events, ref.agent_name, ref.branch, ref.current_turn_only)
+        later = await events_after_ref(self.sessions, self.apps.get(app_name), ref)  # compactions stored after
+        history = contents_for_ref(events, ref.agent_name, ref.branch, ref.current_turn_only, later=later)
         return request.model_copy(update={"contents": history + request.contents, "history": None})
+
+    @activity.defn(name=SUMMARIZE_EVENTS)
+    @_fail_fast_on_adk_errors
+    async def summarize_events(self, input: SummarizeEventsInput) -> SummarizeEventsResult:
+        """Plan and write the next compaction of a session (activities/compaction_activities.py)."""
+        return await heartbeating(summarize_stored_events(self._stored, self.apps.get(input.app_name), input))
 
     # --- tools ------------------------------------------------------------------------------
     @activity.defn(name=c.RUN_TOOL)

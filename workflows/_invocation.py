@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
 
+    from ._compaction import compact_after_invocation
     from ._turn_stream import TurnStream
     from .app_scope import worker_apps
     from .contracts import PendingRequest, SessionWorkflowInput, session_workflow_id
@@ -84,6 +85,7 @@ class DurableInvoker:
             error_message = (e.message if isinstance(e, ApplicationError) else str(e)).replace("\x00", "\\x00")
             await self._store_error(ctx, events, error_type, error_message)
             raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
+        await compact_after_invocation(self.runner, self.runtime, self.sessions, ctx)
         return ctx.invocation_id
 
     async def _store_error(self, ctx: InvocationContext, events: list[Event], error_type: str, error_message: str) -> None:

@@ -1,0 +1,98 @@
+"""Compaction under the durable runtime (SessionWorkflow on a real dev server, sessions in real
+Postgres): the same contents as in-process for a 200-turn conversation, bounded model input, the
+full event log kept, and one compaction event however the summarizing step is retried."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
+from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, compaction_event_id
+from adk_core.errors import ModelError
+from adk_core.models.base import LlmRequest
+from tests.integration.conftest import DurableStack
+from tests.unit.compaction.conversation import INTERVAL, TURNS, make_app, question, request_text
+
+pytestmark = pytest.mark.integration
+
+
+async def converse_durably(stack: DurableStack, app: App, session_id: str, turns: int) -> None:
+    for n in range(1, turns + 1):
+        result = await stack.client.send(app.name, "user", session_id, question(n))
+        assert result.final_text.startswith(f"After {n} comes {n + 1}")
+
+
+async def converse_in_process(app: App, turns: int) -> None:
+    runner = InMemoryRunner(app=app)
+    for n in range(1, turns + 1):
+        await runner.run(question(n), session_id="s")
+
+
+def contents_seen(model: ScriptedModel) -> list[list[dict]]:
+    return [[c.model_dump(mode="json") for c in r.contents] for r in model.requests]
+
+
+@pytest.mark.parametrize("edit_contents", [False, True], ids=["by-reference", "callback-edited"])
+async def test_long_conversation_matches_in_process(durable_stack: DurableStack, edit_contents: bool) -> None:
+    """``callback-edited``: a callback changes the contents, so the loaded events go by value and
+    only the older ones by reference; the model activity must apply the compactions stored after
+    its reference, or the summary and the events it covers would both reach the model."""
+    name = f"compaction_{uuid.uuid4().hex[:8]}"
+    app, model, summarizer = make_app(name, edit_contents=edit_contents)
+    durable_stack.register(app)
+    await converse_durably(durable_stack, app, "s", TURNS)
+    local_app, local_model, local_summarizer = make_app(name, edit_contents=edit_contents)
+    await converse_in_process(local_app, TURNS)
+
+    assert len(model.requests) == TURNS
+    assert contents_seen(model) == contents_seen(local_model)
+    assert [request_text(r) for r in summarizer.requests] == [request_text(r) for r in local_summarizer.requests]
+    sizes = [len(request_text(r)) for r in model.requests]
+    assert max(sizes[TURNS // 2:]) <= 1.1 * max(sizes[: TURNS // 4])
+    print(f"\ndurable ({'edited' if edit_contents else 'by reference'}): request text max {max(sizes)} chars")
+
+    # The whole conversation is still in Postgres: compaction adds events, it deletes none.
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None
+    compactions = [e for e in stored.events if e.actions.compaction is not None]
+    assert [e.text for e in stored.events if e.author == "user" and e.actions.compaction is None] == [
+        question(n) for n in range(1, TURNS + 1)
+    ]
+    assert sum(1 for e in stored.events if e.author == "counter") == TURNS
+    assert len(compactions) == TURNS // INTERVAL
+    assert all(e.id == compaction_event_id(e.invocation_id) for e in compactions)
+
+
+async def test_a_retried_summary_stores_one_compaction_event(durable_stack: DurableStack) -> None:
+    """The summarizer fails its first attempt (as a crashed worker's attempt would end): Temporal
+    retries the step, which writes a different summary; the session holds exactly one compaction
+    event, and storing that event again (a retried append) changes nothing."""
+    attempts: list[int] = []
+
+    def flaky_summary(request: LlmRequest) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ModelError("summarizer unavailable", status=503, retryable=True)
+        return f"summary, attempt {len(attempts)}"
+
+    name = f"compaction_retry_{uuid.uuid4().hex[:8]}"
+    agent = LlmAgent(name="counter", model=ScriptedModel(lambda r: "ok"))
+    config = EventsCompactionConfig(2, 0, summarizer=LlmEventsSummarizer(ScriptedModel(flaky_summary)))
+    app = durable_stack.register(App(name=name, root_agent=agent, events_compaction_config=config))
+    second = None
+    for n in range(2):
+        second = await durable_stack.client.send(app.name, "user", "s", f"message {n}")
+    assert second is not None and len(attempts) == 2
+
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None
+    compactions = [e for e in stored.events if e.actions.compaction is not None]
+    assert [e.id for e in compactions] == [compaction_event_id(second.invocation_id)]
+    assert compactions[0].actions.compaction.compacted_content.text == "summary, attempt 2"
+
+    count = len(stored.events)
+    await durable_stack.sessions.append_event(stored, compactions[0].model_copy(deep=True))
+    again = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert again is not None and len(again.events) == count

@@ -1,0 +1,64 @@
+"""A long scripted conversation with compaction on, shared by the in-process and durable tests."""
+
+from __future__ import annotations
+
+import re
+
+from adk_core import App, LlmAgent, Part, ScriptedModel
+from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer
+from adk_core.models.base import LlmRequest
+
+TURNS = 200
+INTERVAL = 5
+OVERLAP = 1
+ANSWER_PADDING = " and that is the whole answer, with some detail a real agent would add" * 3
+
+
+def question(n: int) -> str:
+    return f"question {n}: what comes after {n}?"
+
+
+def answer(request: LlmRequest) -> str:
+    """The agent answers the latest question (found in the request, so a retried call answers the same)."""
+    asked = re.findall(r"question (\d+):", request_text(request))
+    n = int(asked[-1]) if asked else 0
+    return f"After {n} comes {n + 1}{ANSWER_PADDING}."
+
+
+def summarize(request: LlmRequest) -> str:
+    """A summary of bounded size: which questions the transcript holds (an earlier summary's included)."""
+    asked = [int(n) for n in re.findall(r"question (\d+):", request_text(request))]
+    covered = re.findall(r"questions (\d+) to (\d+)", request_text(request))
+    low = min([*asked, *(int(a) for a, _ in covered)], default=0)
+    high = max([*asked, *(int(b) for _, b in covered)], default=0)
+    return f"The user asked questions {low} to {high}, each what number comes next; the agent answered each."
+
+
+def request_text(request: LlmRequest) -> str:
+    """All the text a model request carries: what "input size" is counted in."""
+    parts = [request.config.system_instruction or ""]
+    parts += [p.text for c in request.contents for p in c.parts if p.text]
+    return "\n".join(parts)
+
+
+def make_app(name: str, *, compaction: bool = True, edit_contents: bool = False) -> tuple[App, ScriptedModel, ScriptedModel]:
+    """The app, its agent's model and its summarizer's model (each records its requests).
+
+    ``edit_contents`` adds a before-model callback that edits the newest content, as a callback
+    may: the durable runtime then sends the loaded events by value, only older ones by reference."""
+    model = ScriptedModel(answer, name="agent-model")
+    summarizer_model = ScriptedModel(summarize, name="summarizer-model")
+    agent = LlmAgent(
+        name="counter", model=model, instruction="Answer what number comes next.",
+        before_model_callback=_mark_last_content if edit_contents else None,
+    )
+    config = (
+        EventsCompactionConfig(INTERVAL, OVERLAP, summarizer=LlmEventsSummarizer(summarizer_model))
+        if compaction else None
+    )
+    return App(name=name, root_agent=agent, events_compaction_config=config), model, summarizer_model
+
+
+def _mark_last_content(callback_context, llm_request: LlmRequest) -> None:
+    last = llm_request.contents[-1]
+    llm_request.contents[-1] = last.model_copy(update={"parts": [*last.parts, Part(text="(a callback's note)")]})

@@ -1,0 +1,67 @@
+"""Compaction at the end of a durable invocation (adk_core.compaction; the activity is in
+activities/compaction_activities.py).
+
+The summary is written by an activity, which reads the stored events itself, so nothing in
+workflow history grows with the conversation. The compaction event is made here, with an id that
+follows from the invocation's and the workflow's clock, and stored like any other event: appends
+are idempotent by id, so however the worker crashes the session ends up with one compaction event
+for the invocation or none.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.compaction_activities import SUMMARIZE_EVENTS, SummarizeEventsInput, SummarizeEventsResult
+    from adk_core.agents.context import InvocationContext
+    from adk_core.compaction import compaction_event
+    from adk_core.runner import Runner
+
+    from .runtime import TemporalRuntime
+    from .services import DurableSessionService
+
+SUMMARIZE_TIMEOUT = timedelta(minutes=10)
+SUMMARIZE_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+SUMMARIZE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60), maximum_attempts=8
+)
+"""Bounded: a summary that cannot be written is skipped (logged), and the next invocation plans
+the same compaction again; the turn itself has already succeeded."""
+
+
+async def compact_after_invocation(
+    runner: Runner, runtime: TemporalRuntime, sessions: DurableSessionService, ctx: InvocationContext
+) -> None:
+    """Store a compaction event when one is due, after the invocation's events are stored."""
+    if runner.events_compaction_config is None or not ctx.session.events:
+        return
+    await sessions.flush()
+    try:
+        result = await workflow.execute_activity(
+            SUMMARIZE_EVENTS,
+            SummarizeEventsInput(
+                app_name=runtime.app_name, key=sessions.key, through_event_id=ctx.session.events[-1].id,
+                invocation_id=ctx.invocation_id,
+            ),
+            result_type=SummarizeEventsResult,
+            start_to_close_timeout=SUMMARIZE_TIMEOUT,
+            heartbeat_timeout=SUMMARIZE_HEARTBEAT_TIMEOUT,
+            retry_policy=SUMMARIZE_RETRY,
+            summary="compact session events",
+        )
+    except ActivityError as error:
+        workflow.logger.warning(
+            f"compaction after invocation {ctx.invocation_id} skipped, to be planned again next invocation: "
+            f"{error.cause or error}"
+        )
+        return
+    if result.compaction is None:
+        return
+    event = compaction_event(result.compaction, invocation_id=ctx.invocation_id, timestamp=runtime.now())
+    await runtime.commit(ctx, event)
+    await sessions.flush()
