@@ -1,5 +1,12 @@
-# A production worker: the runtime dependencies only (no `dev`/`test` extras: no embedded Temporal
-# or Postgres binaries). Runs migrations, then serves $ADK_APP until SIGTERM.
+# A production worker image: the runtime dependencies only (no `dev`/`test` extras: no embedded
+# Temporal or Postgres binaries). Serves the App named by ADK_APP (`module:attr`), imported from
+# /app: mount your project there (docker-compose.yml does), or build it in:
+#
+#   FROM adk-temporal-worker:local
+#   COPY . /app
+#
+# Migrations are a separate one-shot step (`adkt migrate`; docker-compose.yml's `migrate` service).
+# See docs/deploy.md.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -7,22 +14,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-WORKDIR /app
-
+WORKDIR /build
 COPY pyproject.toml README.md* ./
 COPY adk_core ./adk_core
 COPY workflows ./workflows
 COPY activities ./activities
 COPY adkt ./adkt
 COPY worker.py ./
-RUN pip install . && rm -rf build *.egg-info
+RUN pip install . && cd / && rm -rf /build
 
-# Apps are imported as module:attr relative to /app (adkt puts the working directory on sys.path).
-COPY examples ./examples
-
+# Apps are imported as module:attr relative to the working directory (adkt puts it on sys.path).
+WORKDIR /app
 RUN useradd --system --uid 10001 --home-dir /app adk
 USER adk
 
-ENV ADK_APP=examples.w1:app
 # exec replaces the shell, so `docker stop` (SIGTERM) reaches the worker, which drains and exits.
-CMD ["sh", "-c", "adkt migrate && exec adkt worker --app \"$ADK_APP\""]
+CMD ["sh", "-c", "exec adkt worker --app \"${ADK_APP:?set ADK_APP to the module:attr of your App, e.g. ADK_APP=agent:app (docs/deploy.md)}\""]
