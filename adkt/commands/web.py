@@ -151,6 +151,7 @@ async def _serve(specs: list[str], host: str, port: int, address: str | None, da
                 err.print(f"{what} on [link={url}]{url}[/link]  (apps: {names}; API {url}/api/v1, "
                           f"schema {url}/api/v1/openapi.json)  Ctrl-C stops", highlight=False)  # fmt: skip
                 await wait_for_signal()
+                err.print("[dim]stopping…[/]")
         finally:
             await backend.close()
             if simulator is not None:

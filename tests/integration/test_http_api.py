@@ -4,10 +4,17 @@ the API, and the 4xx answers to bad input."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -29,6 +36,8 @@ from tests.browser import dev_app
 from tests.integration.conftest import DurableStack
 
 pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _unique(name: str) -> str:
@@ -280,3 +289,45 @@ async def test_eval_runs_are_readable(api: Api, durable_stack: DurableStack) -> 
     assert [(t["case_name"], t["status"]) for t in detail["trials"]] == [("refund", "passed")]
     assert [(c["case_name"], c["passed_trials"]) for c in detail["cases"]] == [("refund", 1)]
     _error(await api.http.get("/api/v1/evals/runs/nope"), 404, "NotFoundError")
+
+
+@pytest.mark.parametrize("command", ["api", "web"])
+async def test_adkt_api_and_web_commands(command: str, api: Api, durable_stack: DurableStack, tmp_path: Path) -> None:
+    """The commands as a user runs them, against a configured Temporal and Postgres; Ctrl-C stops them."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "ADK_DIR": str(tmp_path), "ADK_TASK_QUEUE": durable_stack.task_queue}
+    args = [sys.executable, "-m", "adkt.main", command, "--app", api.helpdesk, "--port", str(port),
+            "--address", durable_stack.address, "--database-url", durable_stack.database_url,
+            "--temporal-ui", "http://ui.example:8233"]  # fmt: skip
+    log = tmp_path / "log.txt"
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+            for _ in range(200):  # bounded: 20 s for the command to start
+                if process.poll() is not None:
+                    pytest.fail(f"adkt {command} exited: {log.read_text()}")
+                try:
+                    apps = (await http.get("/api/v1/apps")).json()
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.1)
+            else:
+                pytest.fail(f"adkt {command} did not answer in 20 s: {log.read_text()}")
+            assert [a["name"] for a in apps["apps"]] == [api.helpdesk]
+            assert apps["temporal_ui"] == "http://ui.example:8233"
+            turn = (await http.post(api.session(api.helpdesk, "cli", _unique("s"), "/messages"), json={"text": "vpn"})).json()
+            assert turn["final_text"] == "Opened T-vpn; waiting for it to close."
+            root = await http.get("/")
+            if command == "web":
+                assert root.headers["content-type"].startswith("text/html") and "dev.js" in root.text
+                assert apps["simulator_page"] == "/sim" and (await http.get("/sim")).status_code == 200
+            else:
+                assert root.json()["openapi"] == "/api/v1/openapi.json" and apps["simulator_page"] is None
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = await asyncio.to_thread(process.wait, 30)
+    assert code in (0, 130), log.read_text()
+    assert "Traceback" not in log.read_text(), log.read_text()
