@@ -23,7 +23,7 @@ def dev(
     database_url: Annotated[
         str | None, typer.Option("--database-url", help="use this Postgres instead of an embedded one")
     ] = None,
-    sim_port: Annotated[int, typer.Option("--sim-port", help="port of the agent simulator's page (0: any free port)")] = 8710,
+    sim_port: Annotated[int, typer.Option("--sim-port", help="port of the dev chat page, HTTP API and agent simulator (0: any free port)")] = 8710,
 ) -> None:
     """Start Temporal (with its UI), Postgres, a worker for the apps and the agent simulator's page;
     Ctrl-C stops everything."""
