@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 
 from activities.streaming import STREAM_RESET, channel_name, is_stream_reset
+from adk_core.errors import ConfigurationError
 from adk_core.sql import postgres_url
 from adk_core.types import Event
 
@@ -64,7 +65,13 @@ class StreamFollower:
 
     async def read(self) -> list[Chunk]:
         """The rows committed since the last read, in id order (ids commit in order within a stream)."""
-        rows = await (await self.conn.execute(_READ, (self._stream_id, self._cursor))).fetchall()
+        try:
+            rows = await (await self.conn.execute(_READ, (self._stream_id, self._cursor))).fetchall()
+        except psycopg.errors.UndefinedTable:
+            raise ConfigurationError(
+                "the sessions database has no adk_stream_chunks table: migrate it (`adkt migrate`, or start a "
+                "worker of this version, which migrates on start)"
+            ) from None
         if rows:
             self._cursor = rows[-1][0]
         return [Chunk(r[0], r[1], r[2], r[3], r[4], Event.model_validate(r[5])) for r in rows]
@@ -106,14 +113,18 @@ class TurnMerge:
     def __init__(self) -> None:
         self._events: deque[Event] = deque()
         self._calls: dict[int, _Call] = {}
-        self._released = 0
+        self._released_authors: list[str] = []  # of the committed events handed out, in order
 
     def add_events(self, events: list[Event]) -> None:
         self._events.extend(events)
 
     def add_chunks(self, chunks: list[Chunk]) -> None:
         for chunk in chunks:
-            call = self._calls.setdefault(chunk.call, _Call(after_events=chunk.after_events))
+            call = self._calls.get(chunk.call)
+            if call is None:
+                # A call first seen after its response went out (its own rows lost, a stale attempt's left).
+                answered = chunk.event.author in self._released_authors[chunk.after_events:]
+                call = self._calls[chunk.call] = _Call(after_events=chunk.after_events, closed=answered)
             if call.closed or chunk.attempt < call.attempt:
                 continue
             if chunk.attempt > call.attempt:
@@ -132,7 +143,7 @@ class TurnMerge:
         while True:
             for number in sorted(self._calls):
                 call = self._calls[number]
-                if call.closed or call.after_events > self._released or not call.pending:
+                if call.closed or call.after_events > len(self._released_authors) or not call.pending:
                     continue
                 call.shown = call.shown or any(not is_stream_reset(e) for e in call.pending)
                 out.extend(call.pending)
@@ -141,9 +152,9 @@ class TurnMerge:
                 return out
             event = self._events.popleft()
             out.append(event)
-            self._released += 1
+            self._released_authors.append(event.author)
             for call in self._calls.values():
-                if not call.closed and call.after_events < self._released and call.author == event.author:
+                if not call.closed and call.after_events < len(self._released_authors) and call.author == event.author:
                     call.closed = True
 
 

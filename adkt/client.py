@@ -293,7 +293,7 @@ class AdkClient:
                 if follower is not None:
                     # Partials as they are written; the turn's state at most every poll_interval.
                     deadline = time.monotonic() + poll_interval
-                    while (left := deadline - time.monotonic()) > 0 and not result.done():
+                    while (left := deadline - time.monotonic()) > 0 and not _answered(result):
                         await follower.wait(left)
                         for event in await ordered([]):
                             yield event
@@ -504,6 +504,11 @@ class AdkClient:
             )
         except RPCError as e:
             raise self._explained(e) from None
+
+
+def _answered(result: asyncio.Future) -> bool:
+    """Whether the send came back with the turn (or failed); None means queued by signal: follow on."""
+    return result.done() and (result.cancelled() or result.exception() is not None or result.result() is not None)
 
 
 async def _require_running(handle: WorkflowHandle, message_id: str) -> None:

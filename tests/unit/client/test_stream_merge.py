@@ -76,3 +76,11 @@ def test_parallel_calls_stream_side_by_side_until_each_ones_response() -> None:
     assert _shown(merge.take()) == ["~a1", "~b1", "A"]
     merge.add_chunks([_chunk(1, 1, 0, _partial("b2", "b")), _chunk(0, 1, 0, _partial("a2", "a"))])
     assert _shown(merge.take()) == ["~b2"], "b still streams; a's response closed its call"
+
+
+def test_rows_of_a_call_first_seen_after_its_response_are_dropped() -> None:
+    merge = TurnMerge()
+    merge.add_events([_final("A")])
+    assert _shown(merge.take()) == ["A"]
+    merge.add_chunks([_chunk(0, 1, 0, _partial("stale"))])  # its attempt lost the race and still wrote
+    assert merge.take() == []
