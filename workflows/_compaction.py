@@ -32,13 +32,16 @@ SUMMARIZE_RETRY = RetryPolicy(
 )
 """Bounded: a summary that cannot be written is skipped (logged), and the next invocation plans
 the same compaction again; the turn itself has already succeeded."""
+PATCH_ID = "adk-events-compaction"
+"""Compaction adds an activity at the end of an invocation. A history recorded before compaction
+was turned on for the app (or before this code) has no marker, so on replay it runs without."""
 
 
 async def compact_after_invocation(
     runner: Runner, runtime: TemporalRuntime, sessions: DurableSessionService, ctx: InvocationContext
 ) -> None:
     """Store a compaction event when one is due, after the invocation's events are stored."""
-    if runner.events_compaction_config is None or not ctx.session.events:
+    if runner.events_compaction_config is None or not ctx.session.events or not workflow.patched(PATCH_ID):
         return
     await sessions.flush()
     try:
