@@ -100,6 +100,10 @@ def load_app(spec: AppSpec | str) -> App:
         raise ConfigurationError(f"cannot load app {spec.text!r}: importing it failed: {_where(e)}") from e
     except Exception as e:  # the app's own module raised while importing: show where
         raise ConfigurationError(f"cannot load app {spec.text!r}: importing it failed: {_where(e)}") from e
+    if spec.attr is not None and not hasattr(module, spec.attr):
+        raise ConfigurationError(
+            f"cannot load app {spec.text!r}: {module.__name__} has no {spec.attr!r}; name the App or agent it defines"
+        )
     attr = spec.attr or next((name for name in DEFAULT_ATTRS if hasattr(module, name)), None)
     if attr is None:
         raise ConfigurationError(

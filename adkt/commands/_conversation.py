@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from adkt.client import AdkClient
     from adkt.commands._apps import AppSpec
     from adkt.commands._devstate import DevState
-    from workflows import PendingRequest
+    from workflows import PendingRequest, TurnResult
 
 POLLER_FRESH = timedelta(seconds=90)
 """A worker long-polls for up to a minute, then polls again, so a live one was seen within this;
@@ -90,15 +90,38 @@ async def open_connection(
         return
     app = require_app(loaded, spec.text)
     err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
+    log_worker_to_file(settings)
     async with embedded_stack([app], settings, database_url=target.database_url) as stack:
         yield Connection(stack.client, name, spec, "embedded", stack.temporal.namespace, stack.database_url,
                          settings=settings)  # fmt: skip
 
 
-def worker_hint(spec: AppSpec) -> str:
+def log_worker_to_file(settings: Settings) -> None:
+    """Send the in-process worker's log to `.adk/worker.log`: the command reports a failed turn in one
+    line itself, and the worker's warnings (a failed activity with its traceback) would bury it.
+    With --debug the log stays on stderr. Called before any client connects (see configure_logging)."""
+    import logging
+
+    from worker import LOG_FORMAT, configure_logging
+
+    configure_logging()
+    if settings.debug:
+        return
+    settings.adk_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(settings.adk_dir / "worker.log")
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root = logging.getLogger()
+    for previous in root.handlers[:]:
+        root.removeHandler(previous)
+    root.addHandler(handler)
+
+
+def worker_hint(spec: AppSpec, mode: str) -> str:
     """The commands that start a worker for the app, as the user can paste them."""
     app = shlex.quote(spec.text) if spec.loadable else "path/to/your/agent.py"
-    return f"`adkt worker --app {app}` beside it, or restart `adkt dev --app {app}`"
+    if mode == "dev":
+        return f"`adkt worker --app {app}` in another terminal (it finds `adkt dev` by itself), or restart `adkt dev --app {app}`"
+    return f"`adkt worker --app {app}` (with the same TEMPORAL_ADDRESS and ADK_DATABASE_URL)"
 
 
 async def require_served(connection: Connection) -> None:
@@ -128,7 +151,7 @@ async def require_served(connection: Connection) -> None:
     where = "the running `adkt dev`" if connection.mode == "dev" else f"Temporal at {client.client.service_client.config.target_host}"
     raise ConfigurationError(
         f"no worker serves app {connection.app!r} on {where} (nothing polls task queue {queue!r}); "
-        f"start one with {worker_hint(connection.spec)}"
+        f"start one with {worker_hint(connection.spec, connection.mode)}"
     )
 
 
@@ -173,6 +196,32 @@ async def stored_pending(database_url: str, app: str, user: str, session: str) -
     finally:
         await service.close()
     return pending_requests(stored.events) if stored is not None else []
+
+
+LOAD_WAIT_SECONDS = 20.0
+"""How long a reply waits for a conversation that is starting to load its session from the store."""
+
+
+async def send_reply(connection: Connection, user: str, session: str, call_id: str,
+                     response: dict[str, Any]) -> TurnResult:  # fmt: skip
+    """Answer a request. A conversation whose workflow is not running (after an embedded run, or
+    once idle) starts again on the reply and refuses replies until it has loaded its session
+    (workflows/session.py, _reply_refusal): that refusal is retried, the same reply id each time."""
+    import asyncio
+    import time
+    import uuid
+
+    from adkt.client import MessageRejectedError
+
+    reply_id = uuid.uuid4().hex
+    deadline = time.monotonic() + LOAD_WAIT_SECONDS
+    while True:
+        try:
+            return await connection.client.reply(connection.app, user, session, call_id, response, reply_id=reply_id)
+        except MessageRejectedError as e:
+            if "still loading" not in str(e) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)
 
 
 def describe_request(request: PendingRequest, app: str) -> str:

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 # Status lines go to stderr so that `--json` output on stdout stays machine-readable.
 out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# soft_wrap: errors and hints stay one line each (a terminal wraps them; a pipe or a test reads them whole).
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def short_json(value: Any, limit: int = 120) -> str:

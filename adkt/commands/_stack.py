@@ -15,7 +15,6 @@ from pathlib import Path
 
 from adk_core import App
 from adkt.client import AdkClient, connect
-from adkt.commands._devstate import DevState, resolve
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 from adkt.settings import Settings
@@ -31,6 +30,20 @@ class Stack:
     client: AdkClient
     worker: AdkWorker
     worker_task: asyncio.Task[None]
+    build: Callable[[Sequence[App]], AdkWorker]
+    """Builds a worker for some apps on this stack's client and stores."""
+
+    async def stop_worker(self) -> None:
+        if not self.worker_task.done():
+            await self.worker.shutdown()
+        await asyncio.gather(self.worker_task, return_exceptions=True)
+
+    async def restart_worker(self, apps: Sequence[App]) -> None:
+        """Replace the worker with one for `apps` (`adkt dev --reload`); Temporal and Postgres keep
+        running, and what the old worker had in flight is retried on the new one by Temporal."""
+        await self.stop_worker()
+        self.worker = self.build(apps)
+        self.worker_task = asyncio.create_task(self.worker.run())
 
 
 @contextlib.asynccontextmanager
@@ -65,36 +78,15 @@ async def embedded_stack(
         url = database_url or postgres.url  # type: ignore[union-attr]
         client = await connect(temporal.address, namespace=temporal.namespace)
         services = await stack.enter_async_context(open_services(url))
-        worker = build_worker(client, apps, task_queue=settings.task_queue, **services)
-        worker_task = asyncio.create_task(worker.run())
 
-        async def stop_worker() -> None:
-            if not worker_task.done():
-                await worker.shutdown()
-            await asyncio.gather(worker_task, return_exceptions=True)
+        def build(served: Sequence[App]) -> AdkWorker:
+            return build_worker(client, served, task_queue=settings.task_queue, serve_eval_suites=True, **services)
 
-        stack.push_async_callback(stop_worker)
-        yield Stack(temporal, url, AdkClient(client, task_queue=settings.task_queue, database_url=url), worker, worker_task)
-
-
-@contextlib.asynccontextmanager
-async def app_client(
-    apps: Sequence[App], settings: Settings, *, address: str | None = None, database_url: str | None = None,
-    on_embedded: Callable[[], None] | None = None,
-    on_dev: Callable[[DevState], None] | None = None,
-) -> AsyncIterator[AdkClient]:
-    """A client of the configured Temporal (or a running `adkt dev`); with neither, of an embedded
-    stack that serves `apps` and lives as long as this context."""
-    target = resolve(settings, address=address, database_url=database_url)
-    if target.dev is not None and on_dev is not None:
-        on_dev(target.dev)
-    if target.address is not None:
-        yield AdkClient(await connect(target.address, namespace=target.namespace), task_queue=target.task_queue)
-        return
-    if on_embedded is not None:
-        on_embedded()
-    async with embedded_stack(apps, settings, database_url=target.database_url) as stack:
-        yield stack.client
+        worker = build(apps)
+        running = Stack(temporal, url, AdkClient(client, task_queue=settings.task_queue, database_url=url), worker,
+                        asyncio.create_task(worker.run()), build)  # fmt: skip
+        stack.push_async_callback(running.stop_worker)
+        yield running
 
 
 async def wait_for_signal(*tasks: asyncio.Future[object]) -> None:

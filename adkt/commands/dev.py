@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.panel import Panel
 
-from adkt.commands._common import default_app_specs, run_async
+from adkt.commands._common import default_app_specs, error_line, run_async
 from adkt.commands._devstate import DEV_STATE_FILE, DevState
-from adkt.commands._render import out
+from adkt.commands._render import err, out
 from adkt.settings import Settings
+
+if TYPE_CHECKING:
+    from adkt.commands._stack import Stack
 
 
 def dev(
-    app: Annotated[list[str] | None, typer.Option("--app", help="module:attr of an App (repeatable)")] = None,
+    app: Annotated[
+        list[str] | None, typer.Option("--app", help="an app: path/to/agent.py[:attr], a folder or module:attr (repeatable)")
+    ] = None,
     ui_port: Annotated[int, typer.Option("--ui-port", help="Temporal Web UI port")] = 8233,
     port: Annotated[int, typer.Option("--port", help="Temporal gRPC port")] = 7233,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="state folder (default: ADK_DIR or .adk)")] = None,
@@ -24,20 +29,28 @@ def dev(
         str | None, typer.Option("--database-url", help="use this Postgres instead of an embedded one")
     ] = None,
     sim_port: Annotated[int, typer.Option("--sim-port", help="port of the dev chat page, HTTP API and agent simulator (0: any free port)")] = 8710,
+    reload: Annotated[
+        bool, typer.Option("--reload", help="restart the worker when the apps' .py files change")
+    ] = False,
 ) -> None:
     """Start Temporal (with its UI), Postgres, a worker for the apps and the agent simulator's page;
-    Ctrl-C stops everything."""
-    run_async(_dev(app or [], ui_port, port, data_dir, database_url, sim_port))
+    Ctrl-C stops everything. The worker's log (failed workflow tasks, tool errors) shows here."""
+    run_async(_dev(app or [], ui_port, port, data_dir, database_url, sim_port, reload))
 
 
 async def _dev(
-    specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710
+    specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710,
+    reload: bool = False,
 ) -> None:
+    from adkt.commands._apps import load_app
     from adkt.commands._stack import embedded_stack, wait_for_signal
     from adkt.commands.web import dev_backend
     from adkt.web.serve import bind, durable_service, serving
-    from worker import load_app
+    from worker import configure_logging
 
+    # Before any client connects (it routes the Rust core's log too): failed workflow tasks and
+    # tool errors then show on this console.
+    configure_logging()
     settings = Settings.load()
     adk_dir = (data_dir or settings.adk_dir).absolute()
     specs = specs or default_app_specs()
@@ -64,7 +77,7 @@ async def _dev(
         state = DevState(
             address=stack.temporal.address, database_url=stack.database_url, task_queue=settings.task_queue,
             namespace=stack.temporal.namespace, ui_url=stack.temporal.ui_url, sim_url=sim_url, apps=specs,
-            pid=os.getpid(),
+            pid=os.getpid(), adk_model=settings.model,
         )  # fmt: skip
         state.write(adk_dir)
         out.print(Panel.fit(
@@ -75,10 +88,14 @@ async def _dev(
             f"Database      {state.database_url}\n"
             f"Apps          {', '.join(f'{a.name} ({s})' for a, s in zip(apps, specs, strict=True))}\n"
             f"State         {adk_dir}  ({DEV_STATE_FILE} lets `adkt run/chat/sessions` find this stack)\n\n"
-            f"Try: adkt run {specs[0]} \"hello\"      Ctrl-C stops everything",
+            f"Try: adkt run {specs[0]} \"hello\"      Ctrl-C stops everything"
+            + ("      --reload: watching the apps' files" if reload else ""),
             title="adkt dev", border_style="green",
         ))  # fmt: skip
-        await wait_for_signal(stack.worker_task)
+        if reload:
+            await _serve_reloading(stack, specs)
+        else:
+            await wait_for_signal(stack.worker_task)
         out.print("[dim]stopping the simulator, worker, Postgres and Temporal…[/]")
     finally:
         (adk_dir / DEV_STATE_FILE).unlink(missing_ok=True)
@@ -87,3 +104,35 @@ async def _dev(
         await simulator.store.close()
         await stack_cm.__aexit__(None, None, None)
     out.print("[dim]stopped[/]")
+
+
+async def _serve_reloading(stack: Stack, specs: list[str]) -> None:
+    """Until SIGINT/SIGTERM: when an app's files change, import the apps again and restart the worker
+    on them. A change that does not import keeps the running worker (and says why)."""
+    import asyncio
+
+    from adkt.commands._apps import load_app
+    from adkt.commands._reload import SourceWatcher, app_folders, forget_modules
+    from adkt.commands._stack import wait_for_signal
+
+    watcher = SourceWatcher(app_folders(specs))
+    while True:
+        change = asyncio.ensure_future(watcher.changed())
+        stop = asyncio.ensure_future(wait_for_signal(stack.worker_task))
+        await asyncio.wait([change, stop], return_when=asyncio.FIRST_COMPLETED)
+        if stop.done():
+            change.cancel()
+            stop.result()  # a worker that failed ends `adkt dev` with its error
+            return
+        stop.cancel()
+        await asyncio.gather(stop, return_exceptions=True)
+        names = ", ".join(path.name for path in change.result())
+        err.print(f"changed: {names}; reloading the apps", style="yellow", markup=False)
+        forget_modules(watcher.folders)
+        try:
+            apps = [load_app(spec) for spec in specs]
+        except Exception as e:  # the edit does not import yet: keep serving the previous code
+            err.print(f"{error_line(e)} — the worker keeps the previous code until the next change", markup=False)
+            continue
+        await stack.restart_worker(apps)
+        err.print(f"worker restarted for {', '.join(app.name for app in apps)}", style="green", markup=False)

@@ -8,7 +8,6 @@ workflow (started again from the store when needed) and prints the rest of the t
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated
 
 import typer
@@ -63,7 +62,7 @@ def reply(
 async def _reply(spec: str, user: str, session: str, call_id: str, approve: bool, reject: bool, answer: str | None,
                  address: str | None, database_url: str | None) -> None:  # fmt: skip
     from adk_core.errors import InvalidInputError
-    from adkt.commands._conversation import open_connection, print_waiting, response_for, waiting
+    from adkt.commands._conversation import open_connection, print_waiting, response_for, send_reply, waiting
 
     if sum((approve, reject, answer is not None)) != 1:
         raise InvalidInputError("give exactly one of --approve, --reject or --answer JSON")
@@ -78,7 +77,7 @@ async def _reply(spec: str, user: str, session: str, call_id: str, approve: bool
                 f"see `adkt pending {spec} {user} {session}`"
             )
         response = response_for(request, approve=approve, reject=reject, answer=answer)
-        result = await connection.client.reply(name, user, session, call_id, response, reply_id=uuid.uuid4().hex)
+        result = await send_reply(connection, user, session, call_id, response)
         left = await waiting(connection, user, session)
     for event in result.events:
         print_event(event)

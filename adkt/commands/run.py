@@ -20,6 +20,7 @@ from adkt.commands._conversation import (
     open_connection,
     print_waiting,
     response_for,
+    send_reply,
     waiting,
 )
 from adkt.commands._render import err, out, print_event
@@ -160,7 +161,7 @@ async def _answer_pending(connection: Connection, user: str, session: str) -> No
             except InvalidInputError as e:
                 out.print(f"{e}; try again", style="red", markup=False)
                 continue
-        result = await connection.client.reply(connection.app, user, session, request.call_id, response)
+        result = await send_reply(connection, user, session, request.call_id, response)
         for event in result.events:
             print_event(event)
 

@@ -16,7 +16,9 @@ DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="session
 
 
 def worker(
-    app: Annotated[list[str] | None, typer.Option("--app", help="module:attr of an App (repeatable)")] = None,
+    app: Annotated[
+        list[str] | None, typer.Option("--app", help="an app: path/to/agent.py[:attr], a folder or module:attr (repeatable)")
+    ] = None,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
     task_queue: Annotated[
@@ -50,9 +52,10 @@ async def _worker(
     from temporalio.worker import UnsandboxedWorkflowRunner
 
     from adkt.client import connect
+    from adkt.commands._apps import load_app
     from adkt.commands._stack import wait_for_signal
     from adkt.services import open_services
-    from worker import build_worker, configure_logging, load_app
+    from worker import build_worker, configure_logging
 
     # The same logging as `python worker.py`, whose _main this command does not go through.
     configure_logging(log_level)
