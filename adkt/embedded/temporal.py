@@ -184,11 +184,10 @@ class TemporalDevServer(_ServerProcess):
                     await client.workflow_service.describe_namespace(
                         DescribeNamespaceRequest(namespace=self.namespace)
                     )
-                except Exception as e:  # not ready yet: the frontend is up before the namespace
-                    last_error = e
-                else:
                     await search_attributes.register(client)
                     return
+                except Exception as e:  # not ready yet: the frontend is up before the namespace (and its operator API)
+                    last_error = e
             await asyncio.sleep(0.02)
         raise EmbeddedServerError(
             f"The Temporal dev server on {self.address} did not answer within {self._startup_timeout:g}s "

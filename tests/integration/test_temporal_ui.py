@@ -12,11 +12,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, RegisterNamespaceRequest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
-from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
+from adk_core import AgentExecution, App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.tools import AgentTool
 from adkt.client import AdkClient, connect
@@ -37,7 +37,7 @@ def _support_agent() -> LlmAgent:
     helper = LlmAgent(
         name="invoice_helper", description="Finds invoices.",
         model=ScriptedModel(lambda request: text_response("invoice 42 is paid")),
-        durable={"child_workflow": True},
+        execution=AgentExecution(child_workflow=True),
     )
 
     def script(request: LlmRequest) -> Any:
@@ -117,12 +117,29 @@ async def test_a_namespace_without_the_search_attributes_says_how_to_register_th
     assert "--name AdkApp --type Keyword --name AdkUser --type Keyword" in create_command(namespace)
     with pytest.raises(SearchAttributesMissingError):
         await adk.run_once("shop", "u1", "s1", "hi")
-    # Without them, the start is accepted (nobody serves the queue: the workflow just waits).
+    # Without them, the start is accepted (nobody serves the queue: the send waits, and is cancelled).
     plain = AdkClient(bare, task_queue=adk.task_queue, search_attributes=False)
-    await plain._signal("queue_message", plain._message("shop", "u1", "s1", "hi", None, 1, None), "shop", "u1", "s1", None)
+    sending = asyncio.ensure_future(plain.send("shop", "u1", "s1", "hi"))
     handle = bare.get_workflow_handle(session_workflow_id("shop", "u1", "s1"))
-    assert await (await handle.describe()).static_summary() == session_summary("shop", "u1", "s1")
-    await handle.terminate("test over")
+    try:
+        description = await _described(handle)
+        assert await description.static_summary() == session_summary("shop", "u1", "s1")
+        assert not sending.done(), "the send waits for its turn: it was accepted"
+    finally:
+        sending.cancel()
+        await asyncio.gather(sending, return_exceptions=True)
+        await handle.terminate("test over")
+
+
+async def _described(handle: WorkflowHandle) -> WorkflowExecutionDescription:
+    deadline = time.monotonic() + LIST_WAIT_SECONDS
+    while True:
+        try:
+            return await handle.describe()
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.05)
 
 
 async def _connect_when_ready(address: str, namespace: str) -> Client:
