@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -47,7 +47,9 @@ def static_files() -> Mount:
     return Mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
-def page_route(path: Path):  # noqa: ANN201
+def page_route(path: Path) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint that answers with the HTML file at ``path``."""
+
     async def page(request: Request) -> Response:
         return FileResponse(path)
 

@@ -29,8 +29,9 @@ from adk_core.eval.results import EvalSummary
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
 from adk_core.models import text_response
 from adkt.web.api.backend import ApiBackend
-from adkt.web.api.endpoints import ENDPOINTS
-from adkt.web.api.models import AppInfo
+from adkt.web.api.endpoints import ENDPOINTS, with_keepalive
+from adkt.web.api.models import AppInfo, ErrorBody
+from adkt.web.api.routes import Sse
 from adkt.web.serve import serving
 from tests.browser import dev_app
 from tests.integration.conftest import DurableStack
@@ -331,3 +332,23 @@ async def test_adkt_api_and_web_commands(command: str, api: Api, durable_stack: 
         code = await asyncio.to_thread(process.wait, 30)
     assert code in (0, 130), log.read_text()
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+async def test_a_quiet_stream_gets_keepalives_and_keeps_its_order() -> None:
+    async def slow() -> AsyncIterator[Sse]:
+        yield Sse("start", ErrorBody(error="a", message="first"))
+        await asyncio.sleep(0.35)
+        yield Sse("done", ErrorBody(error="b", message="after a pause"))
+
+    items = [item async for item in with_keepalive(slow(), every=0.1)]
+    assert items[0] is not None and items[0].event == "start"
+    assert items[-1] is not None and items[-1].event == "done"
+    assert 2 <= items.count(None) <= 4  # a keep-alive about every 0.1 s of the pause
+
+    async def failing() -> AsyncIterator[Sse]:
+        yield Sse("start", ErrorBody(error="a", message="first"))
+        raise RuntimeError("the source failed")
+
+    with pytest.raises(RuntimeError, match="the source failed"):
+        async for _ in with_keepalive(failing(), every=0.1):
+            pass

@@ -5,7 +5,7 @@ checks that what it returns is the documented model."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from urllib.parse import unquote_to_bytes
 
 from pydantic import BaseModel, ValidationError
@@ -24,7 +24,7 @@ from .routes import PATH_PARAMS, PREFIX, Call, Endpoint, Sse
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
-def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS):
+def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> Callable[[Request], Awaitable[Response]]:
     """The Starlette endpoint for ``/api/v1/{rest:path}``."""
     schema = openapi_schema(endpoints)
 
@@ -48,12 +48,12 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS):
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                 )  # fmt: skip
             result = await endpoint.handler(call)
+            if not isinstance(result, endpoint.response or BaseModel):
+                raise TypeError(f"{endpoint.path} returned {type(result).__name__}, not its {endpoint.response}")
         except _Refusal as e:
             return e.response
         except Exception as e:  # noqa: BLE001 - every failure is answered as JSON (errors.py says which status)
             return error_response(e)
-        if not isinstance(result, endpoint.response or BaseModel):
-            raise TypeError(f"{endpoint.method} {endpoint.path} returned {type(result).__name__}, not {endpoint.response}")
         return JSONResponse(result.model_dump(mode="json"), status_code=endpoint.status)
 
     return dispatch

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import InvalidInputError, SessionNotFoundError
+from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
 from workflows import session_workflow_id
 from workflows.contracts import final_text
@@ -123,7 +124,7 @@ async def send_message(call: Call) -> TurnResponse:
     )  # fmt: skip
 
 
-async def stream_message(call: Call) -> AsyncIterator[Sse]:
+async def stream_message(call: Call) -> AsyncIterator[Sse | None]:
     """Checks everything that can be checked before the stream opens (a 4xx, not an SSE error)."""
     body: MessageBody = call.body
     app, user, session_id = _known_app(call), call.path["user"], call.path["session"]
@@ -146,9 +147,7 @@ async def stream_message(call: Call) -> AsyncIterator[Sse]:
                 yield Sse("event", event, id=f"{message_id}:{len(seen)}")
             pending = await backend.pending(app, user, session_id)
         except Exception as e:  # noqa: BLE001 - the stream is open: the failure goes out as an event
-            status, kind, message = error_body(e)
-            if status >= 500 and kind == "InternalError":
-                raise
+            _, kind, message = error_body(e)
             yield Sse("error", ErrorBody(error=kind, message=message))
             return
         yield Sse("done", StreamDone(message_id=message_id, final_text=final_text(seen), event_count=len(seen),
@@ -218,7 +217,7 @@ async def reply(call: Call) -> TurnResponse:
     )  # fmt: skip
 
 
-def _evals(call: Call):  # noqa: ANN202
+def _evals(call: Call) -> EvalResultStore:
     if call.backend.evals is None:
         raise NotFoundError("this server has no eval results store; start it with a database URL")
     return call.backend.evals
