@@ -98,9 +98,9 @@ class AdkWorker:
     """The Temporal workers of one ADK worker process: one per task queue it polls, sharing one
     client, one plugin and one AppRegistry.
 
-    By default each app has its own task queue (workflows.app_task_queue) and the base queue
-    (workflows.TASK_QUEUE) serves eval suites; with an explicit ``task_queue`` one Temporal worker
-    serves every app on it. Run it like a Temporal Worker: ``await w.run()`` / ``await w.shutdown()``,
+    By default each app has its own task queue (workflows.app_task_queue), and the base queue
+    (workflows.TASK_QUEUE) serves eval suites where asked; with an explicit ``task_queue`` one
+    Temporal worker serves every app on it. Run it like a Temporal Worker: ``await w.run()`` / ``await w.shutdown()``,
     or ``async with w:``.
     """
 
@@ -154,14 +154,19 @@ def build_worker(
     tracing: bool = False,
     payload_storage: StorageDriver | None = None,
     eval_cases: Sequence[str] = (),
+    serve_eval_suites: bool | None = None,
     **worker_options: Any,
 ) -> AdkWorker:
     """A worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
     the ADK plugin is added here if the client does not carry it.
 
-    ``task_queue``: None (the default) polls each app's own queue (workflows.app_task_queue) plus
-    the base queue for eval suites; a name polls that one queue for every app (clients must then
-    use the same name: ``AdkClient(task_queue=...)``, ADK_TASK_QUEUE).
+    ``task_queue``: None (the default) polls each app's own queue (workflows.app_task_queue); a
+    name polls that one queue for every app (clients must then use the same name:
+    ``AdkClient(task_queue=...)``, ADK_TASK_QUEUE).
+
+    ``serve_eval_suites``: also poll the base queue, where `adkt eval run --durable` starts eval
+    suites. Default: when ``eval_cases`` are given or there are no apps. Temporal allows one worker
+    per task queue in a process, so a second worker in the same process leaves it False.
 
     ``eval_cases``: import references of eval cases (``module:attr``) this worker serves from the
     start, so its activities find their agents even before an eval workflow ran here. Eval results
@@ -190,7 +195,9 @@ def build_worker(
     if task_queue is not None:
         queues = [task_queue]
     else:
-        queues = [app_task_queue(app.name) for app in apps] + [TASK_QUEUE]
+        if serve_eval_suites is None:
+            serve_eval_suites = bool(eval_cases) or not apps
+        queues = [app_task_queue(app.name) for app in apps] + ([TASK_QUEUE] if serve_eval_suites else [])
     workers = [Worker(client, task_queue=queue, plugins=[plugin], **worker_options) for queue in queues]
     return AdkWorker(workers, registry)
 

@@ -4,6 +4,7 @@
     SessionWorkflow    one conversation: messages by Update, continue-as-new between turns
     AgentToolWorkflow  an AgentTool's agent as a child workflow
     AgentBranchWorkflow a ParallelAgent branch as a child workflow
+    run_agent          one invocation from inside your own workflow (workflows/embed.py)
 """
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
@@ -19,6 +20,7 @@ from .contracts import (
     app_task_queue,
     session_workflow_id,
 )
+from .embed import run_agent
 from .plugin import AdkPlugin
 from .session import SessionWorkflow
 
@@ -37,5 +39,6 @@ __all__ = [
     "SessionWorkflowInput",
     "TurnResult",
     "app_task_queue",
+    "run_agent",
     "session_workflow_id",
 ]
