@@ -96,3 +96,23 @@ async def test_a_retried_summary_stores_one_compaction_event(durable_stack: Dura
     await durable_stack.sessions.append_event(stored, compactions[0].model_copy(deep=True))
     again = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
     assert again is not None and len(again.events) == count
+
+
+async def test_a_compacting_conversation_replays(durable_stack: DurableStack) -> None:
+    """The recorded history of a conversation that compacted twice replays against today's code:
+    the compaction step (its activity, the event's id and clock) is deterministic."""
+    from tests.integration.test_replay import _replayer
+    from workflows import session_workflow_id
+
+    name = f"compaction_replay_{uuid.uuid4().hex[:8]}"
+    app, _, summarizer = make_app(name)
+    durable_stack.register(app)
+    await converse_durably(durable_stack, app, "s", 2 * INTERVAL + 2)
+    assert len(summarizer.requests) == 2
+    handle = durable_stack.client.client.get_workflow_handle(session_workflow_id(name, "user", "s"))
+    history = await handle.fetch_history()
+    assert any(
+        e.activity_task_scheduled_event_attributes.activity_type.name == "adk.summarize_events" for e in history.events
+    )
+    result = await _replayer([app]).replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
