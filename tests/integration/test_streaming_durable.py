@@ -19,13 +19,16 @@ from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
 from activities.streaming import is_stream_reset
 from adk_core import App, InMemoryRunner, LlmAgent, RunConfig
 from adk_core.models.gemini import GeminiModel
-from adk_core.sql import migrate
+from adk_core.sql import migrate, postgres_url
+from adk_core.sql.schema import stream_chunks
 from adk_core.types import Content, Event
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
@@ -104,6 +107,15 @@ async def test_a_recorded_provider_stream_reaches_the_durable_client_as_in_proce
     session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert session is not None
     assert [e.id for e in session.events[1:]] == [e.id for e in durable if not e.partial]
+    # The client deleted the turn's rows once it had the committed events.
+    engine = create_async_engine(postgres_url(durable_stack.database_url))
+    try:
+        async with engine.connect() as conn:
+            prefix = session_workflow_id(app.name, "u", "s") + "#"
+            left = await conn.scalar(sa.select(sa.func.count()).where(stream_chunks.c.stream_id.startswith(prefix)))
+    finally:
+        await engine.dispose()
+    assert left == 0
 
 
 async def _history_bytes(stack: DurableStack, workflow_id: str) -> int:

@@ -1,0 +1,78 @@
+"""The stream table on a real Postgres: what the model activity writes, the client reads in order,
+with a notification; old rows are pruned by age."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from activities import streaming
+from activities.streaming import ChunkPublisher, StreamTarget, complete_responses
+from adk_core.models.base import LlmResponse
+from adk_core.sql import migrate, postgres_url
+from adk_core.sql.schema import stream_chunks
+from adk_core.types import Content
+from adkt._stream_follow import StreamFollower
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    await migrate(database_url)
+    engine = create_async_engine(postgres_url(database_url))
+    yield engine
+    await engine.dispose()
+
+
+def _target(stream_id: str, call: int = 0) -> StreamTarget:
+    return StreamTarget(stream_id=stream_id, call=call, after_events=0, invocation_id="e-1")
+
+
+async def _model(words: list[str]) -> AsyncIterator[LlmResponse]:
+    for word in words:
+        yield LlmResponse(content=Content.model(word), partial=True)
+        await asyncio.sleep(0)
+    yield LlmResponse(content=Content.model("".join(words)))
+
+
+async def test_the_activity_returns_complete_responses_and_the_follower_reads_partials_in_order(
+    engine: AsyncEngine, database_url: str
+) -> None:
+    async with StreamFollower(database_url, "s-order") as follower:
+        words = [f"{i} " for i in range(300)]
+        first = ChunkPublisher(engine, _target("s-order", 0), attempt=1, author="a")
+        second = ChunkPublisher(engine, _target("s-order", 1), attempt=1, author="b")
+        # Two writers of one stream at once (parallel branches): each call's rows keep their order.
+        done = await asyncio.gather(complete_responses(_model(words), first), complete_responses(_model(words), second))
+        assert [[r.content.text for r in responses if r.content] for responses in done] == [["".join(words)]] * 2
+        await asyncio.wait_for(follower.wait(5.0), timeout=10)  # the NOTIFY of the first batch
+        chunks = await follower.read()
+        assert [c.id for c in chunks] == sorted(c.id for c in chunks)
+        for call in (0, 1):
+            mine = [c for c in chunks if c.call == call]
+            assert mine[0].kind == "start" and [c.event.text for c in mine[1:]] == words
+        assert await follower.read() == [], "each row is read once"
+        await follower.delete()
+    async with engine.connect() as conn:
+        left = await conn.scalar(sa.select(sa.func.count()).where(stream_chunks.c.stream_id == "s-order"))
+    assert left == 0
+
+
+async def test_rows_older_than_the_retention_are_pruned(engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(stream_chunks.insert(), [
+            {"stream_id": "s-old", "call": 0, "attempt": 1, "seq": 0, "after_events": 0, "kind": "start",
+             "event": {"author": "a"}, "create_time": 1000.0},
+        ])
+    monkeypatch.setattr(ChunkPublisher, "_last_prune", 0.0)
+    await complete_responses(_model(["x"]), ChunkPublisher(engine, _target("s-new"), attempt=1, author="a"))
+    async with engine.connect() as conn:
+        streams = set((await conn.scalars(sa.select(stream_chunks.c.stream_id).distinct())).all())
+    assert "s-old" not in streams and "s-new" in streams
+    assert streaming.RETENTION_SECONDS >= 600, "longer than a model call may run"
