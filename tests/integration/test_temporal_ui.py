@@ -4,12 +4,16 @@ AdkApp / AdkUser, summaries and details, and model-call activity summaries that 
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, RegisterNamespaceRequest
 from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
@@ -20,7 +24,7 @@ from adk_core import AgentExecution, App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response
 from adk_core.tools import AgentTool
 from adkt.client import AdkClient, connect
-from adkt.embedded import TemporalDevServer
+from adkt.embedded import TemporalDevServer, temporal_binary
 from adkt.search_attributes import ADK_APP, ADK_USER, SearchAttributesMissingError, create_command
 from tests.integration.conftest import DurableStack
 from tests.scenarios import responses_since_user_text
@@ -166,3 +170,43 @@ async def _activity_summaries(client: Client, workflow_id: str) -> list[str]:
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED and event.user_metadata.HasField("summary"):
             summaries.append(converter.from_payload(event.user_metadata.summary, str))
     return summaries
+
+
+async def test_a_dev_database_made_before_the_attributes_gets_them(tmp_path: Path) -> None:
+    """`.adk/temporal.db` from an earlier release: start-dev registers --search-attribute only when it
+    creates its database, so TemporalDevServer adds them itself."""
+    old = subprocess.Popen(
+        [temporal_binary(), "server", "start-dev", "--headless", "--port", str(_free_port()),
+         "--db-filename", str(tmp_path / "temporal.db"), "--log-level", "error"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        await _answering(f"127.0.0.1:{old.args[5]}")
+    finally:
+        old.terminate()
+        await asyncio.to_thread(old.wait, 30)
+    async with TemporalDevServer(port=0, headless=True, data_dir=tmp_path) as server:
+        client = await Client.connect(server.address)
+        listed = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace="default")
+        )
+        assert {ADK_APP.name, ADK_USER.name} <= set(listed.custom_attributes)
+
+
+async def _answering(address: str) -> None:
+    deadline = time.monotonic() + LIST_WAIT_SECONDS
+    while True:
+        try:
+            client = await Client.connect(address)
+            await client.workflow_service.describe_namespace(DescribeNamespaceRequest(namespace="default"))
+            return
+        except (RuntimeError, RPCError):  # not listening yet, or the namespace is not loaded yet
+            if time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
