@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _start_worker(
-    address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path
+    address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path,
+    app: str = "tests.integration.crash_app:app",
 ) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CRASH_MARKER_DIR": str(marker_dir)}
     with log.open("ab") as out:
@@ -38,7 +39,7 @@ def _start_worker(
                 sys.executable,
                 "worker.py",
                 "--app",
-                "tests.integration.crash_app:app",
+                app,
                 "--address",
                 address,
                 "--database-url",

@@ -1,0 +1,60 @@
+"""A worker SIGKILLed inside the summarizing step: a fresh worker finishes the turn and the session
+holds exactly one compaction event for it, written by the retry."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+
+from adk_core.compaction import compaction_event_id
+from adkt.client import AdkClient, connect
+from adkt.embedded import TemporalDevServer
+from adkt.services import open_services
+from tests.integration import compaction_crash_app as crash_app
+from tests.integration.test_crash import _forget_sticky_queue, _start_worker, _stop, _wait_for
+from workflows import session_workflow_id
+
+pytestmark = pytest.mark.integration
+
+
+async def test_worker_killed_mid_summary_stores_one_compaction(
+    temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+) -> None:
+    marker_dir = tmp_path / "markers"
+    marker_dir.mkdir()
+    log = tmp_path / "worker.log"
+    task_queue = f"compaction-crash-{uuid.uuid4().hex[:8]}"
+    session_id = f"s-{uuid.uuid4().hex[:6]}"
+    name = crash_app.app.name
+    adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
+    start = [temporal_server.address, database_url, task_queue, marker_dir, log]
+    workers = [_start_worker(*start, app="tests.integration.compaction_crash_app:app")]
+    try:
+        first = await adk.send(name, "u1", session_id, "one")
+        second_turn = asyncio.create_task(adk.send(name, "u1", session_id, "two"))  # compaction is due after it
+        await _wait_for(marker_dir / crash_app.SUMMARY_MARKER, workers[0], log)
+        assert not second_turn.done()
+        os.kill(workers[0].pid, signal.SIGKILL)
+        workers[0].wait(timeout=10)
+        await _forget_sticky_queue(adk, session_workflow_id(name, "u1", session_id))
+        workers.append(_start_worker(*start, app="tests.integration.compaction_crash_app:app"))
+        second = await asyncio.wait_for(second_turn, timeout=60)
+    finally:
+        for worker in workers:
+            _stop(worker)
+
+    assert first.final_text == second.final_text == "ok"
+    async with open_services(database_url) as services:
+        session = await services["session_service"].get_session(app_name=name, user_id="u1", session_id=session_id)
+    assert session is not None
+    ids = [e.id for e in session.events]
+    assert len(ids) == len(set(ids))
+    compactions = [e for e in session.events if e.actions.compaction is not None]
+    assert [e.id for e in compactions] == [compaction_event_id(second.invocation_id)]
+    assert compactions[0].actions.compaction.compacted_content.text == f"summary written by pid {workers[1].pid}"
+    assert [e.text for e in session.events if e.actions.compaction is None] == ["one", "ok", "two", "ok"]
