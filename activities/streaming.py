@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adk_core.errors import AdkError
 from adk_core.models.base import LlmResponse
 from adk_core.runtime import wall_clock
 from adk_core.sql import dumps_model, jsonb_param
@@ -140,11 +141,16 @@ class ChunkPublisher:
     def _row(self, kind: ChunkKind, event: Event) -> None:
         if self._failed:
             return
+        try:
+            data = dumps_model(event, "a partial event")
+        except AdkError as e:  # e.g. a NUL in the text, which Postgres JSON cannot hold: skip this partial
+            logger.warning("a partial of stream %s call %d was not published: %s", self._target.stream_id,
+                           self._target.call, e)
+            return
         target = self._target
         self._queue.append({
             "stream_id": target.stream_id, "call": target.call, "attempt": self._attempt, "seq": self._seq,
-            "after_events": target.after_events, "kind": kind, "create_time": wall_clock(),
-            "event": dumps_model(event, "a partial event"),
+            "after_events": target.after_events, "kind": kind, "create_time": wall_clock(), "event": data,
         })
         self._seq += 1
         self._wake.set()

@@ -76,3 +76,12 @@ async def test_rows_older_than_the_retention_are_pruned(engine: AsyncEngine, mon
         streams = set((await conn.scalars(sa.select(stream_chunks.c.stream_id).distinct())).all())
     assert "s-old" not in streams and "s-new" in streams
     assert streaming.RETENTION_SECONDS >= 600, "longer than a model call may run"
+
+
+async def test_a_partial_postgres_cannot_hold_is_skipped_not_fatal(engine: AsyncEngine, database_url: str) -> None:
+    async with StreamFollower(database_url, "s-nul") as follower:
+        done = await complete_responses(
+            _model(["ok ", "bad\x00", "fine"]), ChunkPublisher(engine, _target("s-nul"), attempt=1, author="a")
+        )
+        assert done[-1].content is not None and done[-1].content.text == "ok bad\x00fine"
+        assert [c.event.text for c in await follower.read() if c.kind == "partial"] == ["ok ", "fine"]
