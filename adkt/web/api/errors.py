@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from pydantic import ValidationError
-from temporalio.client import RPCTimeoutOrCancelledError
+from temporalio.client import RPCTimeoutOrCancelledError, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import (
@@ -62,6 +62,9 @@ def error_body(error: BaseException) -> tuple[int, str, str]:
             f"Temporal did not answer ({error}); is the server running (`adkt dev`, or TEMPORAL_ADDRESS)? "
             "Try again when it is up"
         )
+    if isinstance(error, RPCError | WorkflowQueryFailedError):
+        message = getattr(error, "message", "") or str(error)
+        return 502, "TemporalError", f"Temporal refused the call: {message}"
     if isinstance(error, AdkError):
         return 500, type(error).__name__, str(error)
     log.exception("unexpected error in the HTTP API", exc_info=error)
