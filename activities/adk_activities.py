@@ -30,6 +30,7 @@ from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.tools.base import BaseTool
+from adk_core.types import Event
 
 from . import contracts as c
 from ._history import StoredEventsCache
@@ -151,7 +152,9 @@ class AdkActivities:
         stub = Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id)
         await self.sessions.append_events(stub, events)
 
-    async def _with_commit(self, key: c.SessionKey, after: str | None, events: list, work):
+    async def _with_commit(
+        self, key: c.SessionKey, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]]
+    ) -> T:
         """Store ``events`` and do ``work``. When the worker's cache can take the events directly,
         the store write overlaps the work; the activity returns only after both are done."""
         cache_key = (key.app_name, key.user_id, key.session_id)
@@ -304,7 +307,7 @@ class AdkActivities:
             # The model is told about the error; the log is where a developer (the `adkt dev` console) sees it.
             activity.logger.warning("tool %s of agent %s failed: %s: %s", input.tool_name, input.agent_name,
                                     type(e).__name__, e)  # fmt: skip
-            origin = {"error_class": error_class_path(e), "error_args": portable_args(e)}
+            origin: dict[str, Any] = {"error_class": error_class_path(e), "error_args": portable_args(e)}
             if input.retry_errors:
                 if isinstance(e, ApplicationError):
                     raise  # the tool chose its own retry behaviour

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
@@ -154,12 +155,9 @@ class AdkClient:
 
     # --- sending ----------------------------------------------------------------------------
     def _input(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> SessionWorkflowInput:
+        options: dict[str, Any] = {"idle_timeout_seconds": self.idle_timeout_seconds} if self.idle_timeout_seconds else {}
         return SessionWorkflowInput(
-            app_name=app,
-            user_id=user_id,
-            session_id=session_id,
-            initial_state=initial_state,
-            **({"idle_timeout_seconds": self.idle_timeout_seconds} if self.idle_timeout_seconds else {}),
+            app_name=app, user_id=user_id, session_id=session_id, initial_state=initial_state, **options
         )
 
     def _start(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> WithStartWorkflowOperation:
@@ -311,7 +309,7 @@ class AdkClient:
         if turn is not None:  # the update's own result (None when the message was queued by signal)
             return TurnStatus(state="done", events=turn.events[query.after:], result=turn)
         try:
-            return await handle.query(SessionWorkflow.turn, query, result_type=TurnStatus)
+            return await handle.query(SessionWorkflow.turn, query)
         except RPCError as e:
             if e.status in _TRANSIENT or e.status == RPCStatusCode.NOT_FOUND:
                 return TurnStatus(state="queued")  # not started yet, or the service is restarting
@@ -405,7 +403,7 @@ class AdkClient:
         polls = 0
         while True:
             try:
-                status: TurnStatus = await handle.query(SessionWorkflow.turn, query, result_type=TurnStatus)
+                status: TurnStatus = await handle.query(SessionWorkflow.turn, query)
             except RPCError as e:
                 if e.status not in _TRANSIENT or time.monotonic() > deadline:
                     raise
@@ -561,7 +559,7 @@ async def workflow_task_failure(client: Client, workflow_id: str) -> str | None:
     task without end), else None. A task that timed out (its worker died) is not a failure: the
     next worker takes it over."""
     request = GetWorkflowExecutionHistoryReverseRequest(
-        namespace=client.namespace, execution={"workflow_id": workflow_id}, maximum_page_size=100
+        namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id), maximum_page_size=100
     )
     try:
         history = await client.workflow_service.get_workflow_execution_history_reverse(request)

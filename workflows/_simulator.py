@@ -94,6 +94,7 @@ class DurableSimulatorChannel:
             summary=f"{ask.agent_name} -> a person (simulator)",
         )
         response = await self._runtime.wait_for(WAIT_KIND, ask.turn_id, ctx)
+        assert isinstance(response, dict)  # the simulator's mailbox (SimulatorMailbox.wait) answers with a dict
         await workflow.execute_activity(
             RECORD_RESPONSE,
             RecordResponseInput(

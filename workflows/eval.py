@@ -145,7 +145,7 @@ class EvalSuiteWorkflow:
         child = EvalCaseInput(suite=suite, case_name=name, run_id=run_id, trial=index, record=input.record)
         try:
             return await workflow.execute_child_workflow(
-                EvalCaseWorkflow.run, child, result_type=EvalResult,
+                EvalCaseWorkflow.run, child,
                 id=f"{workflow.info().workflow_id}/case/{escape_id_part(name)}/{index}",
                 static_summary=f"{name} (trial {index})",
             )

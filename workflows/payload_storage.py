@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
@@ -54,7 +55,7 @@ class PostgresPayloadDriver(StorageDriver):
         return "adk-postgres"
 
     async def store(self, context: StorageDriverStoreContext, values: Sequence[Payload]) -> list[StorageDriverClaim]:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for payload in values:
             data = payload.SerializeToString()
             if len(data) > MAX_PAYLOAD_BYTES:

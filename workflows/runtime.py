@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from ._retry import retry_policy
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from ._turn_stream import TurnStream
-    from .contracts import AgentBranchInput, AgentBranchResult, AgentToolInput, AgentToolResult
+    from .contracts import AgentBranchInput, AgentToolInput
     from .services import DurableSessionService
     from .summaries import model_call_summary
 
@@ -104,7 +104,6 @@ class TemporalRuntime:
                 max_llm_calls=ctx.run_config.max_llm_calls,
             ),
             id=f"{workflow.info().workflow_id}/branch/{ctx.invocation_id}/{agent.name}",
-            result_type=AgentBranchResult,
             static_summary=f"branch {ctx.branch or agent.name}",
             search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)
         )
@@ -234,7 +233,6 @@ class TemporalRuntime:
                 state={k: v for k, v in tool_context.state.to_dict().items() if not k.startswith("temp:")},
                 max_llm_calls=ctx.run_config.max_llm_calls,
             ),
-            result_type=AgentToolResult,
             id=f"{workflow.info().workflow_id}/tool/{tool_context.function_call_id}",
             static_summary=f"agent tool {tool.agent.name}",
             search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)

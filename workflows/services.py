@@ -164,7 +164,7 @@ class DurableArtifactService(ArtifactService):
     async def _call(self, summary: str, op: type[c.ArtifactOpBase], **fields: Any) -> c.ArtifactCallResult:
         key = c.SessionKey(app_name=fields.pop("app_name"), user_id=fields.pop("user_id"), session_id=fields.pop("session_id"))
         try:
-            call = c.ArtifactCallInput(op(key=key, **fields))  # type: ignore[arg-type]  # op is one of the union's members
+            call = c.ArtifactCallInput(op(key=key, **fields))
         except ValidationError as e:
             # In workflow code a ValidationError would fail the workflow task over and over; this fails the call.
             raise InvalidInputError(f"{summary}: {e}") from None

@@ -184,6 +184,9 @@ class SessionWorkflow:
 
     @workflow.update
     async def send_message(self, message: SendMessage) -> TurnResult:
+        return await self._send(message)
+
+    async def _send(self, message: SendMessage) -> TurnResult:
         message_id = self._enqueue(message)
         await workflow.wait_condition(lambda: message_id in self._outcomes or message_id in self._done)
         if message_id not in self._outcomes and self._invoker is not None:
@@ -255,9 +258,9 @@ class SessionWorkflow:
         """Answer a pending confirmation or long-running tool; the conversation continues."""
         reply_id = reply.reply_id or self._message_id(SendMessage(message=Content(role="user")))
         if self._is_known(reply_id):
-            return await self.send_message(SendMessage(message=Content(role="user"), message_id=reply_id))
+            return await self._send(SendMessage(message=Content(role="user"), message_id=reply_id))
         content = reply_content(reply.call_id, self.pending(), reply.response)
-        return await self.send_message(SendMessage(message=content, message_id=reply_id))
+        return await self._send(SendMessage(message=content, message_id=reply_id))
 
     @reply.validator
     def _check_reply(self, reply: Reply) -> None:

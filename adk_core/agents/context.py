@@ -141,7 +141,7 @@ class CallbackContext(ReadonlyContext):
         self._state = State(invocation_context.session.state, self.actions.state_delta)
 
     @property
-    def state(self) -> State:  # type: ignore[override]
+    def state(self) -> State:
         return self._state
 
     def _artifacts(self) -> ArtifactService:

@@ -9,7 +9,7 @@ compaction covers (nests) all earlier ones and the model sees one summary, not a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigurationError
@@ -106,7 +106,7 @@ def _in_range(event: Event, compaction: EventCompaction) -> bool:
     return compaction.start_timestamp <= event.timestamp <= compaction.end_timestamp
 
 
-def _invocations(events) -> list[str]:
+def _invocations(events: Iterable[Event]) -> list[str]:
     return list(dict.fromkeys(e.invocation_id for e in events))
 
 

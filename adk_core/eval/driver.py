@@ -49,7 +49,7 @@ class _Stop(Exception):
 class _Failed(Exception):
     def __init__(self, phase: str, error: BaseException, prefix: str = "") -> None:
         super().__init__(str(error))
-        self.error = EvalError(phase=phase, message=prefix + str(error), error_type=error_type_of(error))  # type: ignore[arg-type]
+        self.error = EvalError(phase=phase, message=prefix + str(error), error_type=error_type_of(error))
 
 
 def error_type_of(error: BaseException) -> str:
@@ -201,7 +201,7 @@ async def _ask(
             prompt = OPENING_PROMPT if opening else SILENT_PROMPT
         events = await host.run_user_agent(agent, Content.user(prompt))
         output, output_changes = unwrap(user_agent_output(agent, events))
-        changes = [*changes_in(events), *([output_changes] if output_changes else [])]
+        changes: list[Mapping[str, Mapping[str, Any]]] = [*changes_in(events), *([output_changes] if output_changes else [])]
         if info.type == "loop" and ends_conversation(output):
             return output, changes
         answer, answer_changes = unwrap(await case.bridge.response(output, await host.user_session(), info))

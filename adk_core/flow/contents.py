@@ -14,7 +14,7 @@ it too (``later``): the prefix's part is then exactly what the whole log would g
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from ..types import REQUEST_CONFIRMATION_FUNCTION, Content, Event, EventCompaction, Part
@@ -68,7 +68,7 @@ def event_to_content(event: Event, agent_name: str, branch: str | None) -> Conte
     return Content(role=content.role, parts=parts)
 
 
-def _keep_part(part: Part, awaiting_confirmation: dict[str, object]) -> bool:
+def _keep_part(part: Part, awaiting_confirmation: Mapping[str, object]) -> bool:
     if part.function_call is not None:
         return part.function_call.name != REQUEST_CONFIRMATION_FUNCTION
     if part.function_response is not None:
@@ -162,11 +162,11 @@ def apply_compactions(events: Sequence[Event], later: Sequence[Event] = ()) -> l
     for i, event in enumerate(events):
         if event.actions.compaction is not None:
             continue
-        j = owner.get(i)
-        if j is None:
+        covering = owner.get(i)
+        if covering is None:
             shown.append(event)
-        elif last_covered[j] == i:
-            shown.append(summary_event(log[j]))
+        elif last_covered[covering] == i:
+            shown.append(summary_event(log[covering]))
     return shown
 
 

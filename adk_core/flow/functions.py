@@ -179,7 +179,7 @@ def confirmation_replies(event: Event, session_events: list[Event]) -> tuple[lis
             if request.name != REQUEST_CONFIRMATION_FUNCTION or request.id not in replies:
                 continue
             original = FunctionCall.model_validate(request.args.get("originalFunctionCall", {}))
-            reply = replies.pop(request.id)  # type: ignore[arg-type]
+            reply = replies.pop(request.id)
             calls.append(original)
             confirmations[original.id or ""] = ToolConfirmation(
                 confirmed=bool(reply.get("confirmed", False)), payload=reply.get("payload")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic_core import to_jsonable_python
 
@@ -113,7 +113,14 @@ def partial_text(text: str, *, thought: bool = False) -> LlmResponse:
     return LlmResponse(content=Content(role="model", parts=[part]), partial=True)
 
 
-def no_content_error(content: Content | None, finish_reason: str | None, provider: str) -> dict[str, str]:
+class ErrorFields(TypedDict, total=False):
+    """LlmResponse's error fields, as keyword arguments."""
+
+    error_code: str
+    error_message: str
+
+
+def no_content_error(content: Content | None, finish_reason: str | None, provider: str) -> ErrorFields:
     """error_code/error_message for a response that ended without content for a reason other than STOP."""
     if content is not None or not finish_reason or finish_reason == "STOP":
         return {}

@@ -133,7 +133,8 @@ class AnthropicModel(HttpModel):
             kind = data.get("type", event.event) if isinstance(data, dict) else event.event
             if kind == "error":
                 error = data.get("error") if isinstance(data, dict) else None
-                status = _ERROR_STATUS.get(error.get("type") if isinstance(error, dict) else None, 500)
+                error_type = error.get("type") if isinstance(error, dict) else None
+                status = _ERROR_STATUS.get(error_type, 500) if isinstance(error_type, str) else 500
                 raise status_error(status, data, None, provider=self.provider, secret=key)
             if (shape := EVENTS.get(kind)) is not None:
                 wire = read_wire(shape, data, provider=self.provider, what=f"{kind} event", secret=key)

@@ -42,7 +42,7 @@ def resolve_model(name: str) -> Model:
             if isinstance(factory, str):
                 module, attr = factory.split(":")
                 factory = getattr(importlib.import_module(module), attr)
-            model = factory(name)  # type: ignore[operator]
+            model = factory(name)
             _instances[name] = model
             return model
     raise ConfigurationError(

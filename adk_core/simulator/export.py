@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..eval.mocks import ToolMocks
     from ..models.base import LlmRequest, LlmResponse
 
-EXPORT_FORMAT = "adk-simulator-export/1"
+EXPORT_FORMAT: Literal["adk-simulator-export/1"] = "adk-simulator-export/1"
 
 
 class RecordedToolCall(BaseModel):

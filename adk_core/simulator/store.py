@@ -46,9 +46,12 @@ class SimulatorStore(Protocol):
     async def close(self) -> None: ...
 
 
-def new_session(description: str = "", **key: str | None) -> SimulatorSession:
+def new_session(
+    description: str = "", *, app_name: str | None = None, user_id: str | None = None, adk_session_id: str | None = None
+) -> SimulatorSession:
     return SimulatorSession(
-        id=random_id(), created_at=wall_clock(), description=rules.truncate_description(description), **key
+        id=random_id(), created_at=wall_clock(), description=rules.truncate_description(description),
+        app_name=app_name, user_id=user_id, adk_session_id=adk_session_id,
     )
 
 

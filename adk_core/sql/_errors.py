@@ -30,7 +30,7 @@ failing a transient one would fail a user's turn, so doubt falls on the retrying
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from sqlalchemy import exc
@@ -125,7 +125,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def store_errors(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+def store_errors(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
     """Decorate a store method: permanent database errors become AdkErrors naming the method;
     transient and unknown ones pass through untouched."""
 

@@ -243,7 +243,7 @@ def _clean(node: Any, defs: dict[str, Any], active: frozenset[str]) -> Any:
         out.update(_clean(defs[ref], defs, active | {ref}))
     all_of = node.get("allOf")
     unwrap = isinstance(all_of, list) and len(all_of) == 1  # older pydantic: "$ref + description"
-    if unwrap:
+    if isinstance(all_of, list) and unwrap:
         out.update(_clean(all_of[0], defs, active))
     skip = {"$ref", "$defs", "allOf"} if unwrap else {"$ref", "$defs"}
     for key, value in node.items():

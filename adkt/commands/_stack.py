@@ -12,6 +12,7 @@ import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from adk_core import App
 from adkt.client import AdkClient, connect
@@ -89,7 +90,7 @@ async def embedded_stack(
         yield running
 
 
-async def wait_for_signal(*tasks: asyncio.Future[object]) -> None:
+async def wait_for_signal(*tasks: asyncio.Future[Any]) -> None:
     """Wait for SIGINT/SIGTERM, or until one of `tasks` ends (a worker that failed)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

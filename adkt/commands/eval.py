@@ -19,7 +19,7 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -58,7 +58,9 @@ def run(
 ) -> None:
     """Run every case of TARGET and print a results table; exit code 1 when a case did not pass."""
     run_id = run_id or f"r-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
-    options = dict(trials=trials, parallel=parallel, run_id=run_id, stop=stop_on_first_failure, database_url=database_url)
+    options: dict[str, Any] = dict(
+        trials=trials, parallel=parallel, run_id=run_id, stop=stop_on_first_failure, database_url=database_url
+    )
     coro = _durable(target, address=address, **options) if durable else _in_process(target, **options)
     result = run_async(coro)
     if as_json:
@@ -175,7 +177,7 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
     from adkt.commands._devstate import resolve
     from adkt.commands._stack import embedded_stack
     from workflows.contracts import TASK_QUEUE
-    from workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
+    from workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
 
     ref = normalize_ref(target)  # workers import cases by module name
     apps = [app for case in load_cases(ref) for app in case_apps(case).all()]
@@ -194,7 +196,7 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
         queue = where.task_queue or TASK_QUEUE  # suites run on the base queue unless one queue serves all
         handle = await client.start_workflow(
             EvalSuiteWorkflow.run, suite_input, id=EVAL_WORKFLOW_PREFIX + run_id, task_queue=queue,
-            result_type=EvalSuiteRunResult, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
         err.print(f"[dim]workflow {handle.id} on task queue {queue}[/]")
         result_task = asyncio.ensure_future(handle.result())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -65,7 +65,7 @@ async def _worker(
     client = await connect(target.address, namespace=target.namespace)
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
-        options = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
+        options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
         built = build_worker(client, apps, task_queue=queue, eval_cases=eval_cases or (), **services, **options)
         served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
         queues = ", ".join(built.task_queues)

@@ -64,7 +64,7 @@ def temporal_binary() -> str:
     except importlib.metadata.PackageNotFoundError:
         dist = None
     for file in (dist.files or []) if dist is not None else []:
-        if file.name in ("temporal", "temporal.exe"):
+        if dist is not None and file.name in ("temporal", "temporal.exe"):
             path = Path(str(dist.locate_file(file))).resolve()
             if path.is_file() and os.access(path, os.X_OK):
                 return str(path)

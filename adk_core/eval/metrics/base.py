@@ -58,7 +58,8 @@ class Metric(Protocol):
     them (adk_core.eval.apps.case_apps).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only, so frozen dataclasses are metrics too
 
     def evaluate(self, trace: Trace, ctx: MetricContext) -> MetricResult | Awaitable[MetricResult]: ...
 

@@ -256,7 +256,7 @@ def _shared_state_params(app_delta: dict[str, Any], user_delta: dict[str, Any]) 
     return params
 
 
-def _to_session(row: sa.Row[Any], loaded: list[Event]) -> Session:
+def _to_session(row: sa.Row[*tuple[Any, ...]], loaded: list[Event]) -> Session:
     return Session(
         id=row.id,
         app_name=row.app_name,
