@@ -19,7 +19,7 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.compaction_activities import SUMMARIZE_EVENTS, SummarizeEventsInput, SummarizeEventsResult
     from adk_core.agents.context import InvocationContext
-    from adk_core.compaction import compaction_event
+    from adk_core.compaction import compaction_event, may_be_due
     from adk_core.runner import Runner
 
     from .runtime import TemporalRuntime
@@ -41,8 +41,11 @@ async def compact_after_invocation(
     runner: Runner, runtime: TemporalRuntime, sessions: DurableSessionService, ctx: InvocationContext
 ) -> None:
     """Store a compaction event when one is due, after the invocation's events are stored."""
-    if runner.events_compaction_config is None or not ctx.session.events or not workflow.patched(PATCH_ID):
+    config = runner.events_compaction_config
+    if config is None or not ctx.session.events or not workflow.patched(PATCH_ID):
         return
+    if not may_be_due(ctx.session.events, config, whole_session=sessions.unloaded_through is None):
+        return  # the loaded events show it is not due: no activity
     await sessions.flush()
     try:
         result = await workflow.execute_activity(

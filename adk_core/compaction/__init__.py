@@ -14,6 +14,7 @@ from .planner import (
     compact_events,
     compaction_event,
     compaction_event_id,
+    may_be_due,
     plan_compaction,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "compact_events",
     "compaction_event",
     "compaction_event_id",
+    "may_be_due",
     "plan_compaction",
 ]

@@ -66,6 +66,21 @@ def plan_compaction(events: Sequence[Event], config: EventsCompactionConfig) -> 
     return CompactionPlan(events=previous + chosen, start_timestamp=start, end_timestamp=end)
 
 
+def may_be_due(events: Sequence[Event], config: EventsCompactionConfig, *, whole_session: bool) -> bool:
+    """Whether a compaction may be due, judged from the newest part of a session only.
+
+    False only when ``events`` (a suffix of the session, in store order) show that fewer than
+    ``compaction_interval`` invocations ran after the latest compaction: they hold that compaction
+    and everything after it, or they are the ``whole_session`` and hold none. The durable
+    workflow checks this first, so most invocations need no summarizing activity at all.
+    """
+    last_index, last = latest_compaction(events)
+    if last is None and not whole_session:
+        return True
+    after = (e for e in events[last_index + 1:] if e.actions.compaction is None)
+    return len(_invocations(after)) >= config.compaction_interval
+
+
 async def compact_events(events: Sequence[Event], config: EventsCompactionConfig) -> EventCompaction | None:
     """Plan the next compaction of ``events`` and have the summarizer write it; None when none is due
     or the summarizer skipped it."""

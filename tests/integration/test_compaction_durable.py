@@ -111,8 +111,11 @@ async def test_a_compacting_conversation_replays(durable_stack: DurableStack) ->
     assert len(summarizer.requests) == 2
     handle = durable_stack.client.client.get_workflow_handle(session_workflow_id(name, "user", "s"))
     history = await handle.fetch_history()
-    assert any(
-        e.activity_task_scheduled_event_attributes.activity_type.name == "adk.summarize_events" for e in history.events
-    )
+    summarize_steps = [
+        e for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "adk.summarize_events"
+    ]
+    # The workflow holds the whole (new) session, so it asks for a summary only when one is due.
+    assert len(summarize_steps) == 2
     result = await _replayer([app]).replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None

@@ -88,3 +88,17 @@ def test_summarize_events_activity_name_is_registered():
 
     names = [fn.__temporal_activity_definition.name for fn in AdkActivities(InMemorySessionService()).all()]
     assert SUMMARIZE_EVENTS == "adk.summarize_events" and SUMMARIZE_EVENTS in names
+
+
+def test_may_be_due_from_the_newest_events_only():
+    from adk_core.compaction import may_be_due
+
+    events = turns(1, 3) + [compacted(10, 21, after=3)] + turns(4, 5)
+    assert not may_be_due(events[4:], config(3), whole_session=False)  # holds the compaction: 2 invocations since
+    assert may_be_due(events + turn(6), config(3), whole_session=False)
+    assert may_be_due(turns(4, 5), config(3), whole_session=False)  # no compaction seen: cannot tell
+    assert not may_be_due(turns(1, 2), config(3), whole_session=True)
+    assert may_be_due(turns(1, 3), config(3), whole_session=True)
+    # Whenever the plan is due, may_be_due says so, for every suffix that holds the latest compaction.
+    for cut in range(0, 7):
+        assert may_be_due(events[cut:] + turn(6), config(3), whole_session=cut == 0)
