@@ -117,6 +117,23 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
                                                               session_id=session_id)).events)  # type: ignore[union-attr]
             )  # fmt: skip
 
+            # Another app from the picker: a new session; its long-running tool is answered from the page.
+            await page.get_by_test_id("app").select_option(other.name)
+            await expect(page.get_by_test_id("empty")).to_be_visible()
+            await page.get_by_test_id("message").fill("My VPN is down")
+            await page.get_by_test_id("send").click()
+            card = page.get_by_test_id("pending")
+            await expect(card).to_contain_text("helpdesk waits for the result of open_ticket", timeout=30_000)
+            await card.get_by_test_id("tool-result").fill("not json")
+            await card.get_by_test_id("send-result").click()
+            await expect(card.get_by_test_id("reply-error")).to_contain_text("not JSON")
+            await card.get_by_test_id("tool-result").fill('{"status": "closed", "resolution": "router restarted"}')
+            await expect(card.get_by_test_id("reply-error")).to_be_hidden()
+            await shot(page, "dev-long-running")
+            await card.get_by_test_id("send-result").click()
+            await expect(page.get_by_test_id("log")).to_contain_text("Ticket closed: router restarted.", timeout=30_000)
+            await expect(page.get_by_test_id("pending")).to_have_count(0)
+
             await page.get_by_role("link", name="Eval runs").click()
             await page.get_by_role("link", name=run_id).click()
             await expect(page.get_by_test_id("run")).to_contain_text("1 passed, 1 failed, 0 errors of 2")

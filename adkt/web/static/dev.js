@@ -142,6 +142,7 @@ function pendingView(request, ctx) {
       h("div", { class: "row", style: "margin-top:8px" }, yes, no), error);
   }
   const input = h("textarea", { "data-testid": "tool-result", placeholder: '{"status": "done"}' });
+  input.oninput = () => { error.hidden = true; };
   const send = h("button", { class: "primary", "data-testid": "send-result" }, "Send result");
   send.onclick = () => {
     let value;
