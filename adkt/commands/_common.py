@@ -106,7 +106,7 @@ def default_app_specs() -> list[str]:
         try:
             load_app(spec)
         except ConfigurationError as e:
-            err.print(f"[dim]{spec} not loaded ({e})[/]")
+            err.print(f"{spec} not loaded ({e})", style="dim", markup=False)
             continue
         return [spec]
     raise ConfigurationError(f"none of the default apps {DEFAULT_APPS} can be imported; pass --app module:attr")
