@@ -119,3 +119,21 @@ async def test_a_compacting_conversation_replays(durable_stack: DurableStack) ->
     assert len(summarize_steps) == 2
     result = await _replayer([app]).replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
+
+
+async def test_one_shot_runs_compact_like_a_conversation(durable_stack: DurableStack) -> None:
+    """AgentRunWorkflow loads only a short tail of the session, so it asks the activity after each
+    invocation; the model still sees what it sees in-process."""
+    name = f"compaction_once_{uuid.uuid4().hex[:8]}"
+    turns = 3 * INTERVAL + 1
+    app, model, summarizer = make_app(name)
+    durable_stack.register(app)
+    for n in range(1, turns + 1):
+        result = await durable_stack.client.run_once(name, "user", "s", question(n))
+        assert result.final_text.startswith(f"After {n} comes")
+    local_app, local_model, _ = make_app(name)
+    await converse_in_process(local_app, turns)
+    assert contents_seen(model) == contents_seen(local_model)
+    assert len(summarizer.requests) == 3
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None and sum(1 for e in stored.events if e.actions.compaction is not None) == 3
