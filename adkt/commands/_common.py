@@ -31,7 +31,8 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except Exception as e:
-        if debug_enabled():
+        # typer's own exits and usage errors (raised inside a command's coroutine) are typer's to print.
+        if debug_enabled() or type(e).__module__.startswith(("typer", "click")):
             raise
         err.print(error_line(e), markup=False, highlight=False)
         raise typer.Exit(1) from None

@@ -175,11 +175,12 @@ def note_model_setting(connection: Connection) -> None:
 async def waiting(connection: Connection, user: str, session: str) -> list[PendingRequest]:
     """What the conversation waits for: asked of its workflow when it runs, else read from the store
     (after an embedded run the workflow is gone but the request is a stored event)."""
+    from temporalio.client import WorkflowQueryFailedError
     from temporalio.service import RPCError
 
     try:
         return await connection.client.pending(connection.app, user, session)
-    except RPCError:
+    except (RPCError, WorkflowQueryFailedError):
         if connection.database_url is None:
             return []
     return await stored_pending(connection.database_url, connection.app, user, session)
