@@ -22,12 +22,14 @@ import httpx
 import pytest
 import pytest_asyncio
 from httpx_sse import aconnect_sse
+from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core import App, Content, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
 from adk_core.errors import ModelError
 from adk_core.eval.results import EvalSummary
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
 from adk_core.models import text_response
+from adkt.client import AdkClient
 from adkt.web.api.backend import ApiBackend
 from adkt.web.api.endpoints import ENDPOINTS, with_keepalive
 from adkt.web.api.models import AppInfo, ErrorBody
@@ -35,6 +37,7 @@ from adkt.web.api.routes import Sse
 from adkt.web.serve import serving
 from tests.browser import dev_app
 from tests.integration.conftest import DurableStack
+from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 
@@ -236,6 +239,25 @@ async def test_stream_with_partial_events(api: Api) -> None:
     assert [kind for kind, _ in plain] == ["start", "event", "done"]
     message = _error(await api.http.post(base + "/messages", json={"text": "go", "partial": True}), 400)
     assert "/messages/stream" in message
+
+
+async def test_an_app_no_worker_serves_is_refused_before_anything_is_sent(durable_stack: DurableStack) -> None:
+    nobody = f"nobody-polls-{uuid.uuid4().hex[:6]}"
+    client = AdkClient(durable_stack.client.client, task_queue=nobody)
+    backend = ApiBackend.open(client, durable_stack.database_url, apps=[AppInfo(name="orphan")])
+    try:
+        async with serving(None, port=0, api=backend, page=False) as url, httpx.AsyncClient(base_url=url) as http:
+            path = "/api/v1/apps/orphan/users/u/sessions/s"
+            for rest in ("/messages", "/messages/stream", "/pending/c1"):
+                body = {"response": {"confirmed": True}} if "pending" in rest else {"text": "hi"}
+                message = _error(await http.post(path + rest, json=body), 503 if "pending" not in rest else 404)
+                if "pending" not in rest:
+                    assert nobody in message and "adkt worker --app" in message
+    finally:
+        await backend.close()
+    with pytest.raises(RPCError) as error:  # nothing was started
+        await client.client.get_workflow_handle(session_workflow_id("orphan", "u", "s")).describe()
+    assert error.value.status == RPCStatusCode.NOT_FOUND
 
 
 async def test_a_turn_that_fails_after_the_stream_opened_ends_it_with_an_error_event(api: Api) -> None:

@@ -5,20 +5,29 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.api.enums.v1 import TaskQueueKind, TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.eval.store import EvalResultStore
 from adk_core.sessions import Session, SessionService
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.sql.engine import postgres_url
+from adk_core.sql import open_engine
 from adkt.client import AdkClient
 from workflows import PendingRequest, session_workflow_id
 from workflows._invocation import pending_requests
 
+from .errors import NoWorkerError
 from .models import AppInfo, SessionSummary
+
+POLLER_FRESH = timedelta(seconds=90)
+"""A worker long-polls for up to a minute and then polls again, so a live one was seen within this
+(Temporal lists pollers for minutes after they went away)."""
 
 
 @dataclass
@@ -39,7 +48,7 @@ class ApiBackend:
         cls, client: AdkClient, database_url: str, *, apps: list[AppInfo], temporal_ui: str | None = None
     ) -> ApiBackend:
         """Sessions and eval runs on one small connection pool; ``close()`` releases it."""
-        engine = create_async_engine(postgres_url(database_url), pool_size=5, max_overflow=10)
+        engine = open_engine(database_url, pool_size=5, max_overflow=10)
         if client.database_url is None:  # stream(partial=True) reads partials from this database
             client = copy.copy(client)
             client.database_url = database_url
@@ -68,6 +77,25 @@ class ApiBackend:
             last_update_time=session.last_update_time, workflow_id=workflow_id,
             workflow_url=self.workflow_url(workflow_id),
         )  # fmt: skip
+
+    async def require_worker(self, app: str) -> None:
+        """Refuse to send to an app no worker serves: the conversation would start and wait for one
+        (on a queue shared with other apps, a worker without the app would fail it for good)."""
+        queue = self.client.queue_of(app)
+        response = await self.client.client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=self.namespace, task_queue=TaskQueue(name=queue, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )  # fmt: skip
+        now = datetime.now(UTC)
+        if any(now - p.last_access_time.ToDatetime(UTC) < POLLER_FRESH for p in response.pollers):
+            return
+        raise NoWorkerError(
+            f"no worker serves app {app!r} (nothing polls task queue {queue!r}); nothing was sent. Start one with "
+            f"`adkt worker --app path/to/agent.py` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), or serve the app "
+            "from `adkt dev --app ...` or `adkt web --app ...` with nothing configured"
+        )
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
         """What the conversation waits for. Its workflow answers while it runs; once it has ended

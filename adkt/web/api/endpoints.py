@@ -116,6 +116,7 @@ async def send_message(call: Call) -> TurnResponse:
         raise InvalidInputError(
             "partial events are streamed only: POST .../messages/stream with partial=true, or drop partial here"
         )
+    await call.backend.require_worker(app)
     turn = await call.backend.client.send(app, user, session_id, body.message(), message_id=body.message_id)
     pending = await call.backend.pending(app, user, session_id)
     return TurnResponse(
@@ -131,6 +132,7 @@ async def stream_message(call: Call) -> AsyncIterator[Sse | None]:
     message_id = body.message_id or uuid.uuid4().hex
     workflow_id = session_workflow_id(app, user, session_id)
     backend = call.backend
+    await backend.require_worker(app)
 
     async def events() -> AsyncIterator[Sse]:
         yield Sse("start", StreamStart(message_id=message_id, workflow_id=workflow_id,
@@ -210,6 +212,7 @@ async def reply(call: Call) -> TurnResponse:
             f"call {call_id!r} asks to confirm {request.name}: answer "
             '{"response": {"confirmed": true}} to allow it or {"response": {"confirmed": false}} to refuse'
         )
+    await call.backend.require_worker(app)
     turn = await call.backend.client.reply(app, user, session_id, call_id, body.response, reply_id=body.reply_id)
     return TurnResponse(
         message_id=turn.message_id, invocation_id=turn.invocation_id, final_text=turn.final_text, events=turn.events,
@@ -250,7 +253,7 @@ ENDPOINTS: list[Endpoint] = [
              TurnResponse, body=MessageBody, errors=(400, 404, 409, 422, 502, 503),
              description="Starts the conversation's workflow (and the session) if needed."),
     Endpoint("POST", _SESSION + "/messages/stream", stream_message, "Send a message; stream the turn's events (SSE)",
-             body=MessageBody, errors=(400, 404, 409, 422),
+             body=MessageBody, errors=(400, 404, 409, 422, 503),
              events={"start": StreamStart, "event": Event, "partial": Event, "done": StreamDone, "error": ErrorBody},
              description="Server-sent events: `start`, then one `event` per stored ADK event (with "
              "`partial: true` in the body, `partial` events carry the model's text as it is made; one whose "

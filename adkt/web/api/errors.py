@@ -32,8 +32,10 @@ class NotFoundError(ApiError, LookupError):
     status = 404
 
 
-class BadRequestError(ApiError):
-    status = 400
+class NoWorkerError(ApiError):
+    """Nothing polls the app's task queue: a message sent now would wait for a worker."""
+
+    status = 503
 
 
 _STATUS: list[tuple[type[BaseException], int]] = [

@@ -10,7 +10,7 @@ from adk_core.errors import AlreadyExistsError, InvalidInputError, SessionNotFou
 from adkt.client import MessageRejectedError, TurnFailedError, WorkflowTaskFailedError
 from adkt.web.api.dispatch import _ids, _route
 from adkt.web.api.endpoints import ENDPOINTS
-from adkt.web.api.errors import NotFoundError, error_body
+from adkt.web.api.errors import NotFoundError, NoWorkerError, error_body
 from adkt.web.api.openapi import openapi_schema
 
 
@@ -25,6 +25,7 @@ from adkt.web.api.openapi import openapi_schema
         (MessageRejectedError("refused"), 409, "MessageRejectedError"),
         (TurnFailedError("model said no", error_type="ModelError"), 502, "TurnFailedError"),
         (WorkflowTaskFailedError("stuck"), 503, "WorkflowTaskFailedError"),
+        (NoWorkerError("no worker"), 503, "NoWorkerError"),
         (RPCError("down", RPCStatusCode.UNAVAILABLE, b""), 503, "TemporalUnavailable"),
         (RPCError("no", RPCStatusCode.INVALID_ARGUMENT, b""), 502, "TemporalError"),
         (KeyError("x"), 500, "InternalError"),
