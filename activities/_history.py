@@ -9,12 +9,16 @@ means everything before that event is there too.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
-from adk_core.sessions import GetSessionConfig, SessionService
+from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.types import Event
 
 _Key = tuple[str, str, str]
+T = TypeVar("T")
 
 
 class StoredEventsCache:
@@ -84,3 +88,83 @@ def _index(events: list[Event], event_id: str) -> int | None:
         if events[i].id == event_id:
             return i
     return None
+
+
+class RideAlongWriter:
+    """Stores the session events that ride along with a model or tool activity.
+
+    The workflow sends every event it has not seen acknowledged with each activity, in order, and
+    with the stored event they follow (``after``). When this worker's cache can take them (it ends
+    at ``after``, or at an event this worker is already writing), the write starts in the
+    background and the activity does its work at once: the model reads the new events from the
+    cache. The activity does not wait for the write: it reports how many of the events are known
+    stored (``run``'s second value), and the workflow keeps the rest queued, so they ride along
+    with the next activity, which finds them written (or, on another worker, writes them again,
+    idempotently by event id). The write is off the turn's critical path and nothing is ever
+    acknowledged before it is stored. Writes for one session run one after the other, in order:
+    the store numbers events in the order their transactions commit.
+
+    When the cache cannot take the events (another worker served the session last, or the cache
+    dropped it), they are written before the work, as a plain synchronous commit.
+    """
+
+    def __init__(self, sessions: SessionService, cache: StoredEventsCache) -> None:
+        self._sessions = sessions
+        self._cache = cache
+        self._writing: dict[_Key, tuple[str, asyncio.Future[None]]] = {}
+        """Per session: the last event of the newest background write, and that write."""
+
+    async def run(self, key: _Key, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
+                  wait: bool = False) -> tuple[T, int]:
+        """Store ``events`` (after ``after``) and do ``work``; returns its result and how many of
+        ``events`` are known stored. With ``wait``, everything is stored before this returns."""
+        if not events:
+            return await work(), 0
+        rest, stored, previous = events, 0, None
+        newest = self._writing.get(key)
+        found = _index(events, newest[0]) if newest is not None else None
+        if newest is not None and found is not None and not _failed(newest[1]):
+            # This worker is writing (or wrote) a prefix of the batch: the rest follows it.
+            previous = newest[1]
+            stored = found + 1 if previous.done() else 0
+            rest, after = events[found + 1:], events[found].id
+        if rest and not self._cache.extend(key, after, rest):
+            # The order is not known here: a plain commit of the whole batch, before the work.
+            self._writing.pop(key, None)
+            await self._commit(key, events)
+            return await work(), len(events)
+        write = previous
+        if rest:
+            write = asyncio.ensure_future(self._chain(previous, key, rest))
+            self._writing[key] = (rest[-1].id, write)
+            write.add_done_callback(lambda done: self._on_written(key, done))
+        result = await work()
+        if wait and write is not None:
+            await write
+        if write is None or (write.done() and not _failed(write)):
+            stored = len(events)
+        return result, stored
+
+    async def _chain(self, previous: asyncio.Future[None] | None, key: _Key, events: list[Event]) -> None:
+        if previous is not None:
+            await asyncio.shield(previous)  # a failure here fails this write too: the next batch redoes both
+        await self._commit(key, events)
+
+    async def _commit(self, key: _Key, events: list[Event]) -> None:
+        app_name, user_id, session_id = key
+        stub = Session(id=session_id, app_name=app_name, user_id=user_id)
+        await self._sessions.append_events(stub, events)
+
+    def _on_written(self, key: _Key, write: asyncio.Future[None]) -> None:
+        if _failed(write):
+            # The cache holds events the store may not: drop it, so reads go to the store.
+            self._forget(key)
+
+    def _forget(self, key: _Key) -> None:
+        self._writing.pop(key, None)
+        self._cache.invalidate(key)
+
+
+def _failed(write: asyncio.Future[None]) -> bool:
+    """Done without success (reading the exception also marks it retrieved: no asyncio warning)."""
+    return write.done() and (write.cancelled() or write.exception() is not None)

@@ -33,7 +33,7 @@ from adk_core.tools.base import BaseTool
 from adk_core.types import Event
 
 from . import contracts as c
-from ._history import StoredEventsCache
+from ._history import RideAlongWriter, StoredEventsCache
 from .apps import AppRegistry
 from .compaction_activities import (
     SUMMARIZE_EVENTS,
@@ -133,6 +133,7 @@ class AdkActivities:
         self.artifacts = artifact_service
         self.memory = memory_service
         self._stored = StoredEventsCache(session_service)
+        self._writer = RideAlongWriter(session_service, self._stored)
 
     def all(self) -> list:
         return [
@@ -146,33 +147,13 @@ class AdkActivities:
         ]
 
     # --- sessions ---------------------------------------------------------------------------
-    async def _commit(self, key: c.SessionKey, events: list) -> None:
-        if not events:
-            return
-        stub = Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id)
-        await self.sessions.append_events(stub, events)
-
     async def _with_commit(
-        self, key: c.SessionKey, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]]
-    ) -> T:
-        """Store ``events`` and do ``work``. When the worker's cache can take the events directly,
-        the store write overlaps the work; the activity returns only after both are done."""
-        cache_key = (key.app_name, key.user_id, key.session_id)
-        if not self._stored.extend(cache_key, after, events):
-            await self._commit(key, events)
-            return await work()
-        write = asyncio.ensure_future(self._commit(key, events))
-        try:
-            result = await work()
-        except BaseException:
-            await asyncio.gather(write, return_exceptions=True)
-            raise
-        try:
-            await write
-        except BaseException:
-            self._stored.invalidate(cache_key)
-            raise
-        return result
+        self, key: c.SessionKey, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
+        wait: bool = False,
+    ) -> tuple[T, int]:
+        """Store ``events`` and do ``work``: returns work's result and how many events are known
+        stored (activities/_history.RideAlongWriter; with ``wait``, all of them)."""
+        return await self._writer.run((key.app_name, key.user_id, key.session_id), after, events, work, wait=wait)
 
     @activity.defn(name=c.APPEND_EVENTS)
     @_fail_fast_on_adk_errors
@@ -180,7 +161,8 @@ class AdkActivities:
         async def counted() -> c.AppendEventsResult:
             return c.AppendEventsResult(appended=len(input.events))
 
-        return await self._with_commit(input.key, input.after, input.events, counted)
+        result, _ = await self._with_commit(input.key, input.after, input.events, counted, wait=True)
+        return result
 
     @activity.defn(name=c.LOAD_SESSION)
     @_fail_fast_on_adk_errors
@@ -216,8 +198,10 @@ class AdkActivities:
     @activity.defn(name=c.GENERATE_CONTENT)
     @_fail_fast_on_adk_errors
     async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
-        result = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
-                                                      lambda: self._generate(input)))
+        result, stored = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
+                                                              lambda: self._generate(input)))
+        if stored < len(input.commit):
+            result.stored_commits = stored
         return _fits(result, f"the output of model call {input.agent_name!r}")
 
     async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
@@ -262,8 +246,10 @@ class AdkActivities:
     @activity.defn(name=c.RUN_TOOL)
     @_fail_fast_on_adk_errors
     async def run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
-        result = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
-                                                      lambda: self._run_tool(input)))
+        result, stored = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
+                                                              lambda: self._run_tool(input)))
+        if stored < len(input.commit):
+            result.stored_commits = stored
         return _fits(result, f"the result of tool {input.tool_name!r}")
 
     async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:

@@ -84,6 +84,10 @@ class ModelCallInput(BaseModel):
 
 class ModelCallResult(BaseModel):
     responses: list[LlmResponse]
+    stored_commits: int | None = None
+    """How many of the input's ``commit`` events were known stored when the call returned (None:
+    all). The worker writes the rest in the background; they stay queued in the workflow and ride
+    along with the next activity, which acknowledges them (activities/_history.RideAlongWriter)."""
 
 
 class ToolCallInput(BaseModel):
@@ -116,6 +120,10 @@ class ToolCallResult(BaseModel):
     callbacks an instance of that class (adk_core.errors.RemoteError.rebuilt)."""
     error_args: list[Any] | None = None
     """The exception's args when they are plain JSON; the class is rebuilt from them."""
+    stored_commits: int | None = None
+    """How many of the input's ``commit`` events were known stored when the call returned (None:
+    all). The worker writes the rest in the background; they stay queued in the workflow and ride
+    along with the next activity, which acknowledges them (activities/_history.RideAlongWriter)."""
 
 
 class ArtifactOpBase(BaseModel):

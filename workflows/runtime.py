@@ -148,7 +148,7 @@ class TemporalRuntime:
             )
         except ActivityError as e:
             raise _model_error(e) from None
-        self.sessions.acknowledge(commits)
+        self.sessions.acknowledge(commits[: result.stored_commits])
         for response in result.responses:
             yield response
 
@@ -203,7 +203,7 @@ class TemporalRuntime:
                     error_class=origin.get("error_class"), error_args=origin.get("error_args"),
                 ) from None
             raise RemoteError(str(cause or e), error_type=type(cause or e).__name__) from None
-        self.sessions.acknowledge(commits)
+        self.sessions.acknowledge(commits[: result.stored_commits])
         tool_context.actions.merge(result.actions)
         if result.error_type is not None:
             # The engine rebuilds the tool's own exception class from this for on_tool_error callbacks.

@@ -1,0 +1,110 @@
+"""The ride-along write (activities/_history.RideAlongWriter): an activity's commits are written in
+the background, only what is stored is ever acknowledged, and whatever is not rides along again."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from activities._history import RideAlongWriter, StoredEventsCache
+from adk_core.sessions import InMemorySessionService
+from adk_core.types import Content, Event
+
+KEY = ("a", "u", "s")
+
+
+def _event(eid: str) -> Event:
+    return Event(id=eid, author="user", invocation_id="i", timestamp=1.0, content=Content.user(eid))
+
+
+class GatedSessions(InMemorySessionService):
+    """Appends wait for ``gate``; ``fail_next`` makes the next append raise."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.fail_next = False
+        self.appends: list[list[str]] = []
+
+    async def append_events(self, session: Any, events: list[Event]) -> list[Event]:  # type: ignore[override]
+        await self.gate.wait()
+        self.appends.append([e.id for e in events])
+        if self.fail_next:
+            self.fail_next = False
+            raise ConnectionError("store went away")
+        stored = await super().get_session(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
+        assert stored is not None
+        known = {e.id for e in stored.events}
+        for event in events:
+            if event.id not in known:
+                await super().append_event(stored, event)
+        return events
+
+
+async def _writer_with(first: str = "e0") -> tuple[GatedSessions, RideAlongWriter]:
+    sessions = GatedSessions()
+    session = await sessions.create_session(app_name="a", user_id="u", session_id="s")
+    await InMemorySessionService.append_event(sessions, session, _event(first))
+    cache = StoredEventsCache(sessions)
+    await cache.through(KEY, first)  # the worker has served this session before
+    return sessions, RideAlongWriter(sessions, cache)
+
+
+async def _stored_ids(sessions: GatedSessions) -> list[str]:
+    session = await sessions.get_session(app_name="a", user_id="u", session_id="s")
+    assert session is not None
+    return [e.id for e in session.events]
+
+
+async def _work() -> str:
+    return "done"
+
+
+async def test_the_write_leaves_the_critical_path_and_the_next_call_acknowledges_it() -> None:
+    sessions, writer = await _writer_with()
+    sessions.gate.clear()  # the store is slow
+    result, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2")], _work)
+    assert (result, stored) == ("done", 0), "returned before the write finished, acknowledging nothing"
+    sessions.gate.set()
+    await asyncio.sleep(0)
+    # The workflow sends e1, e2 again with the new e3: the worker finds them written.
+    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, wait=True)
+    assert stored == 3
+    assert await _stored_ids(sessions) == ["e0", "e1", "e2", "e3"]
+    assert sessions.appends == [["e1", "e2"], ["e3"]], "nothing written twice on the same worker"
+
+
+async def test_a_failed_background_write_is_redone_synchronously_by_the_next_call() -> None:
+    sessions, writer = await _writer_with()
+    sessions.fail_next = True
+    _, stored = await writer.run(KEY, "e0", [_event("e1")], _work)
+    await asyncio.sleep(0.01)
+    assert stored == 0 and await _stored_ids(sessions) == ["e0"]
+    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2")], _work)
+    assert stored == 2
+    assert await _stored_ids(sessions) == ["e0", "e1", "e2"]
+
+
+async def test_waiting_stores_everything_and_a_failure_fails_the_call() -> None:
+    sessions, writer = await _writer_with()
+    _, stored = await writer.run(KEY, "e0", [_event("e1")], _work, wait=True)
+    assert stored == 1
+    sessions.fail_next = True
+    with pytest.raises(ConnectionError):
+        await writer.run(KEY, "e1", [_event("e2")], _work, wait=True)
+
+
+async def test_unknown_order_writes_before_the_work() -> None:
+    sessions, writer = await _writer_with()
+    order: list[str] = []
+
+    async def work() -> str:
+        order.append("work after " + ",".join(await _stored_ids(sessions)))
+        return "done"
+
+    # The workflow does not know what the batch follows (None): the cache cannot take it.
+    _, stored = await writer.run(KEY, None, [_event("e1")], work)
+    assert stored == 1 and order == ["work after e0,e1"]
