@@ -138,7 +138,7 @@ class AdkWorker:
             await w.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc: Any) -> None:
         await asyncio.gather(*(w.__aexit__(*exc) for w in self.workers))
 
 

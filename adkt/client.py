@@ -18,7 +18,6 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
@@ -39,7 +38,7 @@ from activities.streaming import turn_stream_id
 from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
 from adk_core.ids import escape_id_part, validate_session_key
 from adk_core.sql import dumps as storable_json
-from adk_core.sql import postgres_url
+from adk_core.sql import open_engine
 from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
 from adkt._stream_follow import StreamFollower, TurnMerge
@@ -116,7 +115,7 @@ async def connect(
         config["namespace"] = namespace
     config.setdefault("target_host", "localhost:7233")
     url = database_url or Settings.load().database_url
-    storage = PostgresPayloadDriver(create_async_engine(postgres_url(url), pool_size=2, max_overflow=8)) if url else None
+    storage = PostgresPayloadDriver(open_engine(url, pool_size=2, max_overflow=8)) if url else None
     return await Client.connect(**config, plugins=[AdkPlugin(tracing=tracing, payload_storage=storage)])
 
 

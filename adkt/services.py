@@ -6,13 +6,11 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sqlalchemy.ext.asyncio import create_async_engine
-
 from adk_core.artifacts.sql import DatabaseArtifactService
 from adk_core.errors import ConfigurationError
 from adk_core.memory.sql import DatabaseMemoryService
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.sql import migrate, postgres_url
+from adk_core.sql import migrate, open_engine
 from adkt.settings import Settings
 from workflows.payload_storage import PostgresPayloadDriver
 
@@ -32,7 +30,7 @@ async def open_services(url: str | None) -> AsyncIterator[dict[str, Any]]:
             "or use `adkt dev`, which starts an embedded Postgres for you"
         )
     await migrate(url)
-    engine = create_async_engine(postgres_url(url), pool_size=10, max_overflow=20)
+    engine = open_engine(url, pool_size=10, max_overflow=20)
     try:
         yield {
             "session_service": DatabaseSessionService(engine),

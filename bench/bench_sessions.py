@@ -37,11 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import sqlalchemy as sa  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
-from sqlalchemy.ext.asyncio import create_async_engine  # noqa: E402
 
 from adk_core.sessions import GetSessionConfig  # noqa: E402
 from adk_core.sessions.sql import DatabaseSessionService  # noqa: E402
-from adk_core.sql import migrate  # noqa: E402
+from adk_core.sql import migrate, open_engine  # noqa: E402
 from adk_core.sql.schema import events as events_table  # noqa: E402
 from adk_core.sql.schema import sessions as sessions_table  # noqa: E402
 from adk_core.types import Content, Event, EventActions  # noqa: E402
@@ -272,7 +271,7 @@ async def measure_all(stores: list[Store], seconds: float, rounds: int) -> dict[
 
 
 async def create_database(admin_url: str, name: str) -> str:
-    engine = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
+    engine = open_engine(admin_url, isolation_level="AUTOCOMMIT")
     try:
         async with engine.connect() as conn:
             await conn.execute(sa.text(f'CREATE DATABASE "{name}"'))

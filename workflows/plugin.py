@@ -9,7 +9,7 @@ them for every workflow run would cost more than the run itself.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.converter import StorageDriver
@@ -50,7 +50,7 @@ def sandbox_runner(extra_passthrough: Sequence[str] = ()) -> WorkflowRunner:
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
-def _runner_with_passthrough(extra_passthrough: Sequence[str]):
+def _runner_with_passthrough(extra_passthrough: Sequence[str]) -> Callable[[WorkflowRunner | None], WorkflowRunner]:
     """Keep the caller's runner choice: a sandboxed runner gains our passthrough modules, an
     unsandboxed one (``UnsandboxedWorkflowRunner``, faster, for code you trust) stays as it is."""
 

@@ -13,7 +13,7 @@ Stores import from this package (or ``adk_core.sql.schema`` for the tables), nev
 
 from ._errors import classify, is_transient, permanent_error, store_errors
 from ._json import concat, dumps, dumps_model, jsonb, jsonb_param
-from .engine import DRIVER, SqlStore, postgres_url
+from .engine import DRIVER, SqlStore, open_engine, postgres_url
 from .migrate import MIGRATIONS_DIR, alembic_config, migrate, upgrade
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "jsonb",
     "jsonb_param",
     "migrate",
+    "open_engine",
     "permanent_error",
     "postgres_url",
     "store_errors",

@@ -25,6 +25,13 @@ def postgres_url(url: str | URL) -> URL:
     return parsed
 
 
+def open_engine(url: str | URL, **engine_kwargs: Any) -> AsyncEngine:
+    """An async engine on ``url`` (see ``postgres_url``); ``engine_kwargs`` go to ``create_async_engine``
+    (pool size, ``poolclass``, ``isolation_level`` ...). Every engine the project opens comes from here,
+    so the driver and URL rules have one home."""
+    return create_async_engine(postgres_url(url), **engine_kwargs)
+
+
 class SqlStore:
     """Holds the engine of a SQL-backed service.
 
@@ -42,7 +49,7 @@ class SqlStore:
             self._engine = url_or_engine
             self._owns_engine = False
         else:
-            self._engine = create_async_engine(postgres_url(url_or_engine), **(engine_kwargs or {}))
+            self._engine = open_engine(url_or_engine, **(engine_kwargs or {}))
             self._owns_engine = True
 
     @property

@@ -100,12 +100,11 @@ async def _migrate(database_url: str | None) -> None:
 async def _schema(url: str) -> tuple[str | None, set[str]]:
     """The database's Alembic revision (None: never migrated) and its tables."""
     import sqlalchemy as sa
-    from sqlalchemy.ext.asyncio import create_async_engine
     from sqlalchemy.pool import NullPool
 
-    from adk_core.sql import postgres_url
+    from adk_core.sql import open_engine
 
-    engine = create_async_engine(postgres_url(url), poolclass=NullPool)
+    engine = open_engine(url, poolclass=NullPool)
     try:
         async with engine.connect() as conn:
             query = sa.text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")

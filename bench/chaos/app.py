@@ -27,12 +27,12 @@ import time
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response
-from adk_core.sql import postgres_url
+from adk_core.sql import open_engine
 
 APP_NAME = "chaos"
 
@@ -53,7 +53,7 @@ _engine: AsyncEngine | None = None
 def _db() -> AsyncEngine:
     global _engine
     if _engine is None:
-        _engine = create_async_engine(postgres_url(os.environ["CHAOS_DATABASE_URL"]), pool_size=5)
+        _engine = open_engine(os.environ["CHAOS_DATABASE_URL"], pool_size=5)
     return _engine
 
 

@@ -189,11 +189,9 @@ async def _histories(run: Run, session_ids: list[tuple[str, str]]) -> list[analy
 
 
 async def _effects(database_url: str) -> dict[str, Any]:
-    from sqlalchemy.ext.asyncio import create_async_engine
+    from adk_core.sql import open_engine
 
-    from adk_core.sql import postgres_url
-
-    engine = create_async_engine(postgres_url(database_url))
+    engine = open_engine(database_url)
     try:
         async with engine.connect() as conn:
             raw, keys = (await conn.execute(text("SELECT count(*), count(DISTINCT key) FROM chaos_executions"))).one()
