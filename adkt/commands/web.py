@@ -122,10 +122,12 @@ async def web_stack(
     for info in infos:
         if info.spec is None:
             require_app(None, info.name)  # a bare name: nothing here could serve it
-    err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack (no Temporal UI; "
-              "`adkt dev` has one)[/]")  # fmt: skip
-    async with embedded_stack(loaded, settings, database_url=target.database_url) as stack:
-        yield WebStack(stack.client, stack.database_url, temporal_ui), specs
+    err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
+    # ui_port=0: the Temporal UI on a free port, so the page's workflow links lead somewhere.
+    async with embedded_stack(loaded, settings, database_url=target.database_url, ui_port=0) as stack:
+        if stack.temporal.ui_url:
+            err.print(f"Temporal UI on {stack.temporal.ui_url}", highlight=False)
+        yield WebStack(stack.client, stack.database_url, temporal_ui or stack.temporal.ui_url), specs
 
 
 async def _serve(specs: list[str], host: str, port: int, address: str | None, database_url: str | None,

@@ -356,6 +356,45 @@ async def test_adkt_api_and_web_commands(command: str, api: Api, durable_stack: 
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
+async def test_adkt_web_with_nothing_configured_serves_its_apps_from_an_embedded_stack(tmp_path: Path) -> None:
+    """No Temporal configured, no `adkt dev`: the command starts Temporal (with its UI) and Postgres
+    for its --app apps, and the page's workflow links point at that UI."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
+    env["ADK_DIR"] = str(tmp_path / "adk")
+    log = tmp_path / "log.txt"
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "adkt.main", "web", "--app", "examples.w1:app", "--port", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)  # fmt: skip
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+            for _ in range(600):  # bounded: 60 s for Temporal and Postgres to start
+                if process.poll() is not None:
+                    pytest.fail(f"adkt web exited: {log.read_text()}")
+                try:
+                    apps = (await http.get("/api/v1/apps")).json()
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.1)
+            else:
+                pytest.fail(f"adkt web did not answer in 60 s: {log.read_text()}")
+            assert [a["name"] for a in apps["apps"]] == ["w1"]
+            assert apps["temporal_ui"] and apps["temporal_ui"].startswith("http://127.0.0.1:")
+            path = "/api/v1/apps/w1/users/u/sessions/s1"
+            turn = (await http.post(path + "/messages", json={"text": "Please add 1 and 2."})).json()
+            assert turn["final_text"], turn
+            session = (await http.get(path)).json()
+            assert session["workflow_url"].startswith(apps["temporal_ui"] + "/namespaces/default/workflows/")
+            assert (await http.get(apps["temporal_ui"])).status_code == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = await asyncio.to_thread(process.wait, 60)
+    assert code in (0, 130), log.read_text()
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
 async def test_a_quiet_stream_gets_keepalives_and_keeps_its_order() -> None:
     async def slow() -> AsyncIterator[Sse]:
         yield Sse("start", ErrorBody(error="a", message="first"))
