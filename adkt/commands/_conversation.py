@@ -8,6 +8,7 @@ no one runs), else to an embedded stack this command starts with a worker for th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shlex
 from collections.abc import AsyncIterator
@@ -91,9 +92,13 @@ async def open_connection(
     app = require_app(loaded, spec.text)
     err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
     log_worker_to_file(settings)
-    async with embedded_stack([app], settings, database_url=target.database_url) as stack:
-        yield Connection(stack.client, name, spec, "embedded", stack.temporal.namespace, stack.database_url,
-                         settings=settings)  # fmt: skip
+    try:
+        async with embedded_stack([app], settings, database_url=target.database_url) as stack:
+            yield Connection(stack.client, name, spec, "embedded", stack.temporal.namespace, stack.database_url,
+                             settings=settings)  # fmt: skip
+    except asyncio.CancelledError:  # Ctrl-C: stopping the servers takes a few seconds; say so at once
+        err.print("[dim]interrupted: stopping the embedded Temporal, Postgres and worker…[/]")
+        raise
 
 
 def log_worker_to_file(settings: Settings) -> None:
@@ -208,7 +213,6 @@ async def send_reply(connection: Connection, user: str, session: str, call_id: s
     """Answer a request. A conversation whose workflow is not running (after an embedded run, or
     once idle) starts again on the reply and refuses replies until it has loaded its session
     (workflows/session.py, _reply_refusal): that refusal is retried, the same reply id each time."""
-    import asyncio
     import time
     import uuid
 

@@ -39,6 +39,7 @@ from adk_core.models import function_call_response, text_response
 
 async def wait_a_while(seconds: int) -> dict:
     """Sleeps."""
+    open("tool-started", "w").close()  # in the command's folder: tells the test the turn is under way
     await asyncio.sleep(seconds)
     return {"slept": seconds}
 
@@ -87,6 +88,21 @@ def adkt_background(*args: str, cwd: Path, **extra: str) -> subprocess.Popen[str
         [sys.executable, "-m", "adkt.main", *args], cwd=cwd, env=env_for(cwd, **extra),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, what: str, timeout: float = 90) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
 
 
 def no_server_left(folder: Path) -> bool:
@@ -176,17 +192,16 @@ def test_chat_goes_on_after_a_failed_turn(tmp_path: Path) -> None:
 def test_ctrl_c_during_run_says_where_the_run_is(tmp_path: Path) -> None:
     (tmp_path / "sleeper.py").write_text(SLOW_APP)
     proc = adkt_background("run", "sleeper.py", "slow", "--session", "s-slow", cwd=tmp_path)
-    # The turn is under way once its tool call is stored; wait for the embedded stack and the call.
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (tmp_path / ".adk" / "postgres.users").is_dir():
-        time.sleep(0.2)
-    time.sleep(4)
+    # The embedded stack takes seconds to start (tens on a busy machine): interrupt once the tool runs.
+    wait_for(lambda: (tmp_path / "tool-started").exists() or proc.poll() is not None, "the tool to start", 180)
+    assert proc.poll() is None, proc.communicate()[1]
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert "stopped: this command's embedded Temporal stops with it" in stderr
     assert "adkt sessions show sleeper user s-slow" in stderr
+    assert "interrupted: stopping the embedded Temporal, Postgres and worker" in stderr
     assert len(stderr.strip().splitlines()) <= 8, stderr
     assert no_server_left(tmp_path)
 
@@ -317,21 +332,6 @@ def script(request: LlmRequest):
 app = App(name="exploder", root_agent=LlmAgent(name="exploder", model=ScriptedModel(script),
                                                tools=[FunctionTool(explode)]))
 '''
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, what: str, timeout: float = 90) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def test_dev_logs_tool_errors_and_reloads_changed_apps(tmp_path: Path, database_url: str) -> None:
