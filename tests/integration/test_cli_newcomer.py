@@ -237,6 +237,44 @@ def test_run_ends_with_the_reply_command_and_reply_answers_it(tmp_path: Path) ->
     assert "nothing waits in session 's-confirm'" in done.stdout
 
 
+JOB_APP = '''
+from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
+from adk_core.models import function_call_response, text_response
+from adk_core.tools import LongRunningFunctionTool
+
+
+def start_job(name: str) -> dict:
+    """Starts a job that finishes later."""
+    return {"status": "pending", "ticket": f"T-{name}"}
+
+
+def script(request: LlmRequest):
+    answers = [p.function_response.response for c in request.contents for p in c.parts if p.function_response]
+    if not answers:
+        return function_call_response("start_job", {"name": "report"})
+    if answers[-1].get("status") == "pending":
+        return text_response("the job is running")
+    return text_response(f"the job says {answers[-1]['status']}")
+
+
+root_agent = LlmAgent(name="jobs", model=ScriptedModel(script), tools=[LongRunningFunctionTool(start_job)])
+'''
+
+
+def test_a_long_running_tool_is_answered_with_reply_answer(tmp_path: Path) -> None:
+    (tmp_path / "jobs.py").write_text(JOB_APP)
+    first = adkt("run", "jobs.py", "run the report", "--session", "s-job", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert '? start_job({"name": "report"}) waits for its result' in first.stderr
+    command = "adkt reply jobs.py user s-job "
+    assert command in first.stderr and "--answer" in first.stderr
+    call_id = first.stderr.split(command)[1].split()[0]
+
+    replied = adkt("reply", "jobs.py", "user", "s-job", call_id, "--answer", '{"status": "done"}', cwd=tmp_path)
+    assert replied.returncode == 0, replied.stderr
+    assert "jobs: the job says done" in replied.stdout
+
+
 def test_chat_with_session_asks_what_is_waiting_first(tmp_path: Path) -> None:
     first = adkt("run", CONFIRM_APP, "send 50", "--session", "s-resume", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
