@@ -31,9 +31,10 @@ from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRec
 from adk_core.models import text_response
 from adkt.client import AdkClient
 from adkt.web.api.backend import ApiBackend
-from adkt.web.api.endpoints import ENDPOINTS, with_keepalive
+from adkt.web.api.endpoints import ENDPOINTS
 from adkt.web.api.models import AppInfo, ErrorBody
 from adkt.web.api.routes import Sse
+from adkt.web.api.sse import with_keepalive
 from adkt.web.serve import serving
 from tests.browser import dev_app
 from tests.integration.conftest import DurableStack
