@@ -6,6 +6,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic_core import to_json
+
     from activities import contracts as c
     from adk_core.agents.base import new_event
     from adk_core.agents.context import InvocationContext
@@ -19,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from ._compaction import compact_after_invocation
     from ._turn_stream import TurnStream
     from .app_scope import worker_apps
-    from .contracts import PendingRequest, SessionWorkflowInput, session_workflow_id
+    from .contracts import PendingRequest, SessionWorkflowInput, TurnContinuation, session_workflow_id
     from .runtime import TemporalRuntime, Waiter
     from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
 
@@ -59,12 +61,17 @@ class DurableInvoker:
 
     async def invoke(
         self, message: Content | None, *, state_delta: dict | None, max_llm_calls: int, events: list[Event],
-        streaming_mode: str = "none", stream_id: str = "",
+        streaming_mode: str = "none", stream_id: str = "", continuation: TurnContinuation | None = None,
     ) -> str:
         """Run one invocation, appending its events to ``events`` as they come; returns its id.
 
         With ``streaming_mode`` "sse" the model calls stream and their partials go to ``stream_id``
         (activities/streaming.py), not into workflow history.
+
+        With ``continuation``, the invocation an earlier run stopped (TurnOutgrewRun) goes on
+        from the stored session instead: no new message, the same invocation id and model-call
+        count. That raises TurnOutgrewRun (a BaseException) again when this run outgrows its
+        history budget; the caller stores what is queued and continues elsewhere.
 
         Engine errors fail the invocation with an ApplicationError naming the error type, after
         the events made so far are stored.
@@ -72,8 +79,13 @@ class DurableInvoker:
         assert self.session is not None, "load() first"
         streams = streaming_mode == "sse" and bool(stream_id)
         ctx = self.runner.new_invocation_context(
-            self.session, run_config=RunConfig(max_llm_calls=max_llm_calls, streaming_mode="sse" if streams else "none")
+            self.session, run_config=RunConfig(max_llm_calls=max_llm_calls, streaming_mode="sse" if streams else "none"),
+            invocation_id=continuation.invocation_id if continuation else None,
         )
+        if continuation is not None:
+            ctx.user_content = continuation.user_content
+            ctx.resume_llm_calls(continuation.llm_calls)
+            message, state_delta = None, None
         self.runtime.turn_stream = TurnStream(stream_id, events, self.sessions) if streams else None
         try:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
@@ -131,6 +143,22 @@ class DurableInvoker:
         if len(events) > keep:
             self.sessions.unloaded_through = events[-keep - 1].id
             del events[:-keep]
+
+
+RESULT_EVENT_BYTES = 128 * 1024
+"""At most this much of a turn's events (as JSON) travels in its result; a turn of thousands of
+tool calls returns its newest events and how many it left out (all of them are stored)."""
+
+
+def bounded_tail(events: list[Event], budget: int = RESULT_EVENT_BYTES) -> tuple[list[Event], int]:
+    """The newest ``events`` that fit ``budget`` bytes of JSON, and how many older ones are left out.
+    The newest event is always kept (the final answer; a large one travels out of band)."""
+    total = 0
+    for index in range(len(events) - 1, -1, -1):
+        total += len(to_json(events[index], exclude_none=True))
+        if total > budget and index < len(events) - 1:
+            return events[index + 1:], index + 1
+    return events, 0
 
 
 def pending_requests(events: list[Event]) -> list[PendingRequest]:

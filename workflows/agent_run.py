@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.agent_tool import run_agent_as_tool
     from adk_core.types import Event
 
-    from ._invocation import DurableInvoker, check_reply, pending_requests
+    from ._invocation import DurableInvoker, bounded_tail, check_reply, pending_requests
     from ._simulator import SimulatorMailbox, SimulatorUpdates
     from .app_scope import worker_apps
     from .contracts import (
@@ -29,8 +29,14 @@ with workflow.unsafe.imports_passed_through():
         Reply,
         final_text,
     )
+    from .runtime import TurnOutgrewRun
     from .services import DurableArtifactService, DurableMemoryService
     from .summaries import describe_content
+
+
+TURN_HISTORY_EVENTS = 4000
+"""An invocation still running when this run's history holds this many events continues-as-new,
+far below Temporal's 10,240-event warning."""
 
 
 @workflow.defn(name="AgentRunWorkflow", failure_exception_types=[AdkError])
@@ -51,12 +57,23 @@ class AgentRunWorkflow(SimulatorUpdates):
         # The Temporal UI's "current details" (the static summary is set by whoever starts the run).
         workflow.set_current_details(f"**Message** {describe_content(input.message)}")
         await invoker.load(create=input.create_session, initial_state=input.initial_state)
-        invocation_id = await invoker.invoke(
-            input.message, state_delta=input.state_delta, max_llm_calls=input.max_llm_calls, events=self._events
-        )
+        # A long invocation continues-as-new with what it needs to resume (docs/durability.md).
+        invoker.runtime.turn_history_limit = TURN_HISTORY_EVENTS
+        resumed = input.continuation
+        try:
+            invocation_id = await invoker.invoke(
+                input.message, state_delta=input.state_delta, max_llm_calls=input.max_llm_calls, events=self._events,
+                continuation=resumed,
+            )
+        except TurnOutgrewRun as outgrown:
+            await invoker.sessions.flush()  # the next run resumes from the store
+            before = (resumed.events_before if resumed else 0) + len(self._events)
+            continuation = outgrown.continuation.model_copy(update={"events_before": before})
+            workflow.continue_as_new(input.model_copy(update={"message": None, "continuation": continuation}))
+        events, left_out = bounded_tail(self._events)
         return AgentRunResult(
-            session_id=input.session_id, invocation_id=invocation_id, events=self._events,
-            final_text=final_text(self._events),
+            session_id=input.session_id, invocation_id=invocation_id, events=events, final_text=final_text(events),
+            events_omitted=left_out + (resumed.events_before if resumed else 0),
         )
 
     async def _wait(self, kind: str, call_id: str) -> Any:

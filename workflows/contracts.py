@@ -27,6 +27,18 @@ def _as_content(value: Any) -> Any:
     return Content.user(value) if isinstance(value, str) else value
 
 
+class TurnContinuation(BaseModel):
+    """The rest of an invocation that outgrew one workflow run (docs/durability.md, "Long turns"):
+    it resumes from the stored session at its next model call."""
+
+    invocation_id: str
+    llm_calls: int
+    """Model calls the invocation made before, counted against its max_llm_calls."""
+    user_content: Content | None = None
+    events_before: int = 0
+    """Events the invocation made in earlier runs (they are in the session store)."""
+
+
 class AgentRunInput(BaseModel):
     """One invocation: a message into a session, the events out."""
 
@@ -41,6 +53,8 @@ class AgentRunInput(BaseModel):
     wait_for_replies: bool = True
     """Wait (durably, as long as it takes) for tool confirmations inside this run, answered with
     the ``reply`` update; False ends the run at the request, ADK style."""
+    continuation: TurnContinuation | None = None
+    """Resume this invocation instead of starting one (``message`` is then None)."""
 
     _coerce = field_validator("message", mode="before")(_as_content)
 
@@ -50,6 +64,8 @@ class AgentRunResult(BaseModel):
     invocation_id: str
     events: list[Event]
     final_text: str = ""
+    events_omitted: int = 0
+    """Earlier events of the invocation left out to keep this result small (they are stored)."""
 
 
 class SendMessage(BaseModel):
@@ -71,6 +87,9 @@ class TurnResult(BaseModel):
     events: list[Event] = Field(default_factory=list)
     final_text: str = ""
     message_id: str = ""
+    events_omitted: int = 0
+    """Earlier events of the turn left out to keep this result small (a turn of thousands of tool
+    calls): ``events`` holds the newest ones; all of them are in the session store."""
 
 
 class TurnOutcome(BaseModel):

@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from ._retry import retry_policy
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from ._turn_stream import TurnStream
-    from .contracts import AgentBranchInput, AgentToolInput
+    from .contracts import AgentBranchInput, AgentToolInput, TurnContinuation
     from .services import DurableSessionService
     from .summaries import model_call_summary
 
@@ -45,6 +45,16 @@ DEFAULT_TOOL_EXECUTION = ToolExecution()
 _WORKFLOW_TOOLS = (TransferToAgentTool, ExitLoopTool, LoadMemoryTool, LoadArtifactsTool, AgentTool)
 
 Waiter = Callable[[str, str], Awaitable[Any]]
+
+
+class TurnOutgrewRun(BaseException):  # noqa: N818  (a signal, not an error)
+    """The invocation stopped at a model call because this run's history is past its budget; it
+    goes on from ``continuation`` in a fresh run. A BaseException, so the engine's error handling
+    (on_model_error callbacks, error events) never takes it for a failure."""
+
+    def __init__(self, continuation: TurnContinuation) -> None:
+        super().__init__(f"invocation {continuation.invocation_id} continues in a new run")
+        self.continuation = continuation
 
 
 class TemporalRuntime:
@@ -57,6 +67,9 @@ class TemporalRuntime:
         self.simulator_channel = DurableSimulatorChannel(self)
         # The running turn's stream when its partials are followed (set by DurableInvoker.invoke).
         self.turn_stream: TurnStream | None = None
+        self.turn_history_limit: int | None = None
+        """When this run's history holds this many events, an invocation that can resume from the
+        stored session stops at its next model call (TurnOutgrewRun) to go on in a fresh run."""
 
     # --- determinism ------------------------------------------------------------------------
     def now(self) -> float:
@@ -119,10 +132,30 @@ class TemporalRuntime:
             return [], None
         return self.sessions.take_commits(), self.sessions.commit_after()
 
+    def _outgrown(self, ctx: InvocationContext) -> bool:
+        """Past the run's history budget, at a point the invocation can resume from: a lone root
+        LlmAgent on its own stored session, on no branch, with no partials being streamed. Its
+        state between model calls is all in the store (the resumed run loads it); an agent tree's
+        position (which sub-agent, which loop iteration) is not, so trees never stop here."""
+        return (
+            self.turn_history_limit is not None
+            and workflow.info().get_current_history_length() >= self.turn_history_limit
+            and ctx.runtime_stores_session
+            and ctx.branch is None
+            and ctx.agent is ctx.root_agent
+            and not ctx.agent.sub_agents
+            and self.turn_stream is None
+        )
+
     # --- model ------------------------------------------------------------------------------
     async def generate_content(
         self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
     ) -> AsyncIterator[LlmResponse]:
+        if self._outgrown(ctx):
+            # Before anything is scheduled: the call is made again where the invocation resumes.
+            raise TurnOutgrewRun(TurnContinuation(
+                invocation_id=ctx.invocation_id, llm_calls=ctx.llm_calls_made - 1, user_content=ctx.user_content,
+            ))
         commits, after = self._commits_for(ctx)
         call = c.ModelCallInput(
             app_name=self.app_name,

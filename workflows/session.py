@@ -24,12 +24,15 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic_core import to_json
+
     from activities.streaming import turn_stream_id
     from adk_core.errors import AdkError
     from adk_core.types import Content, Event
 
     from ._invocation import (
         DurableInvoker,
+        bounded_tail,
         check_reply,
         log_warning,
         pending_requests,
@@ -37,18 +40,22 @@ with workflow.unsafe.imports_passed_through():
         session_refusal,
     )
     from ._simulator import SUBMIT_DECISION, SimulatorDecision
+    from .agent_run import AgentRunWorkflow
     from .contracts import (
+        AgentRunInput,
         CarriedTurns,
         PendingRequest,
         Reply,
         SendMessage,
         SessionWorkflowInput,
+        TurnContinuation,
         TurnOutcome,
         TurnQuery,
         TurnResult,
         TurnStatus,
         final_text,
     )
+    from .runtime import TurnOutgrewRun
     from .summaries import turn_details
 
 KEEP_OUTCOMES = 200
@@ -57,6 +64,11 @@ KEEP_DONE_IDS = 2000
 """Message ids remembered (with their invocation id) for idempotency."""
 CARRY_OUTCOMES = 20
 """Finished turns handed in full to the next run at continue-as-new (the rest by id only)."""
+CARRY_BYTES = 256 * 1024
+"""...and at most this much of them (JSON), so the next run's input stays well under 512 KB."""
+TURN_HISTORY_EVENTS = 4000
+"""A turn still running when this run's history holds this many events goes on in a child
+workflow (``_finish_in_child``), far below Temporal's 10,240-event warning."""
 STORED_RESULT_LOOK_BACK = 1000
 """How far back in the stored session a repeated message's events are looked for."""
 
@@ -71,6 +83,8 @@ class SessionWorkflow:
         # app this worker does not serve. Updates are rejected with the reason; run() fails.
         self._refusal = session_refusal(input, workflow.info().workflow_id)
         self._invoker = None if self._refusal else DurableInvoker(input.app_name, input.user_id, input.session_id)
+        if self._invoker is not None:
+            self._invoker.runtime.turn_history_limit = TURN_HISTORY_EVENTS
         self._loaded = False
         self._queue: deque[SendMessage] = deque()
         self._running: SendMessage | None = None
@@ -129,15 +143,20 @@ class SessionWorkflow:
         turn = self._turns + 1
         # The Temporal UI's "current details": the conversation's latest message and its turn.
         workflow.set_current_details(turn_details(turn, message.message, "running"))
+        omitted = 0
         try:
-            invocation_id = await invoker.invoke(
-                message.message, state_delta=message.state_delta, max_llm_calls=message.max_llm_calls,
-                events=self._turn_events, streaming_mode=message.streaming_mode,
-                stream_id=turn_stream_id(workflow.info().workflow_id, message_id),
-            )
+            try:
+                invocation_id = await invoker.invoke(
+                    message.message, state_delta=message.state_delta, max_llm_calls=message.max_llm_calls,
+                    events=self._turn_events, streaming_mode=message.streaming_mode,
+                    stream_id=turn_stream_id(workflow.info().workflow_id, message_id),
+                )
+            except TurnOutgrewRun as outgrown:
+                invocation_id, omitted = await self._finish_in_child(invoker, message, outgrown.continuation)
+            events, left_out = bounded_tail(self._turn_events)
             outcome.result = TurnResult(
-                invocation_id=invocation_id, events=self._turn_events, final_text=final_text(self._turn_events),
-                message_id=message_id,
+                invocation_id=invocation_id, events=events, final_text=final_text(events), message_id=message_id,
+                events_omitted=omitted + left_out,
             )
             self._remember(message_id, invocation_id)
         except Exception as e:  # noqa: BLE001  (a turn fails alone; the conversation goes on)
@@ -153,6 +172,29 @@ class SessionWorkflow:
         workflow.set_current_details(turn_details(turn, message.message, state))
         self._keep(outcome)
 
+    async def _finish_in_child(
+        self, invoker: DurableInvoker, message: SendMessage, continuation: TurnContinuation
+    ) -> tuple[str, int]:
+        """The rest of a turn that outgrew this run's history budget, in a child AgentRunWorkflow
+        that continues-as-new as often as it needs (docs/durability.md, "Long turns"). This run
+        keeps the turn's update and queue; its own history grows by a few events for the child.
+        Returns the invocation id and how many of the turn's events its result leaves out."""
+        await invoker.sessions.flush()  # the child resumes from the store
+        continuation = continuation.model_copy(update={"events_before": len(self._turn_events)})
+        result = await workflow.execute_child_workflow(
+            AgentRunWorkflow.run,
+            AgentRunInput(
+                app_name=self._input.app_name, user_id=self._input.user_id, session_id=self._input.session_id,
+                create_session=False, max_llm_calls=message.max_llm_calls, wait_for_replies=False,
+                continuation=continuation,
+            ),
+            id=f"{workflow.info().workflow_id}/turn/{message.message_id}",
+            static_summary=f"the rest of turn {message.message_id} (it outgrew one run)",
+        )
+        self._turn_events.extend(result.events)
+        await invoker.load(create=False, initial_state=None)  # the child stored the rest of the turn
+        return result.invocation_id, result.events_omitted - continuation.events_before
+
     def _remember(self, message_id: str, invocation_id: str) -> None:
         self._done[message_id] = invocation_id
         while len(self._done) > KEEP_DONE_IDS:
@@ -164,7 +206,14 @@ class SessionWorkflow:
             self._outcomes.popitem(last=False)
 
     def _carry(self) -> CarriedTurns:
-        outcomes = list(self._outcomes.values())[-CARRY_OUTCOMES:]
+        # The newest outcomes, within a byte budget: the next run's input is one payload.
+        outcomes: list[TurnOutcome] = []
+        budget = CARRY_BYTES
+        for outcome in reversed(list(self._outcomes.values())[-CARRY_OUTCOMES:]):
+            budget -= len(to_json(outcome, exclude_none=True))
+            if budget < 0:
+                break
+            outcomes.insert(0, outcome)
         return CarriedTurns(done=dict(self._done), outcomes=outcomes)
 
     # --- messages -----------------------------------------------------------------------------
@@ -312,7 +361,9 @@ class SessionWorkflow:
             return TurnStatus(state="queued", position=self._position(message_id))
         outcome = self._outcomes.get(message_id)
         if outcome is not None and outcome.result is not None:
-            return TurnStatus(state="done", events=outcome.result.events[query.after:], result=outcome.result)
+            # ``after`` counts the whole turn; the result may leave its oldest events out.
+            start = max(0, query.after - outcome.result.events_omitted)
+            return TurnStatus(state="done", events=outcome.result.events[start:], result=outcome.result)
         if outcome is not None:
             return TurnStatus(state="failed", error_type=outcome.error_type, error_message=outcome.error_message)
         if message_id in self._done:

@@ -71,6 +71,15 @@ class InvocationContext:
     def for_branch(self, branch: str) -> InvocationContext:
         return dataclasses.replace(self, branch=branch)
 
+    @property
+    def llm_calls_made(self) -> int:
+        return self._llm_calls.count
+
+    def resume_llm_calls(self, count: int) -> None:
+        """Continue counting from ``count``: an invocation resumed in another workflow run
+        (workflows: a turn that outgrew one run) keeps its max_llm_calls budget."""
+        self._llm_calls.count = count
+
     def count_llm_call(self) -> None:
         self._llm_calls.count += 1
         limit = self.run_config.max_llm_calls

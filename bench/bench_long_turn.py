@@ -1,0 +1,148 @@
+"""One turn with many sequential tool calls: what it costs Temporal's history, per 1,000 calls.
+
+Starts its own stack (tuned headless dev server, embedded Postgres with fsync off, one in-process
+worker), then sends ONE message to a SessionWorkflow whose scripted model calls the tool
+``step(i)`` ``--calls`` times in a row and then answers "done" (max_llm_calls raised to allow it).
+
+Reported: wall time of the turn; for every run of the conversation's workflow (continue-as-new
+makes more than one): history events and bytes; the largest single history event (an upper bound
+on the largest payload, since a payload travels inside one event) against Temporal's 512 KB
+payload warning and 2 MB payload limit; per-run events and bytes against the 10,240-event /
+10 MB history warnings (50K events / 50 MB hard limits). Also the same per 1,000 calls.
+
+Run:  cd /work/main && .venv/bin/python -m bench.bench_long_turn --calls 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from temporalio.api.history.v1 import History  # noqa: E402
+from temporalio.client import Client  # noqa: E402
+
+from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel  # noqa: E402
+from adk_core.models import function_call_response, text_response  # noqa: E402
+from adkt.client import AdkClient, connect  # noqa: E402
+from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer  # noqa: E402
+from adkt.services import open_services  # noqa: E402
+from worker import build_worker  # noqa: E402
+from workflows import session_workflow_id  # noqa: E402
+
+APP = "long-turn"
+TASK_QUEUE = "bench-long-turn"
+PAYLOAD_WARNING = 512 * 1024
+PAYLOAD_LIMIT = 2 * 1024 * 1024
+HISTORY_EVENTS_WARNING = 10_240
+HISTORY_BYTES_WARNING = 10 * 1024 * 1024
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+async def step(i: int) -> dict:
+    """Do step i."""
+    return {"done": i}
+
+
+def long_turn_app(calls: int) -> App:
+    """A model that calls step(0), step(1), ... step(calls - 1), one per model call, then says done."""
+
+    def script(request: LlmRequest) -> LlmResponse:
+        n = 0
+        for content in reversed(request.contents):
+            if content.role == "user" and any(p.text for p in content.parts):
+                break
+            n += sum(1 for p in content.parts if p.function_response is not None)
+        return function_call_response("step", {"i": n}) if n < calls else text_response("done")
+
+    agent = LlmAgent(name="worker", model=ScriptedModel(script, name="long-turn-scripted"),
+                     instruction="Call step until told otherwise.", tools=[step])
+    return App(name=APP, root_agent=agent)
+
+
+async def run_histories(client: Client, workflow_id: str) -> list[dict[str, Any]]:
+    runs = []
+    async for execution in client.list_workflows(f'WorkflowId = "{workflow_id}"'):
+        history = await client.get_workflow_handle(workflow_id, run_id=execution.run_id).fetch_history()
+        events = list(history.events)
+        largest = max(events, key=lambda e: e.ByteSize())
+        runs.append({
+            "run_id": execution.run_id,
+            "start": execution.start_time.isoformat(),
+            "events": len(events),
+            "bytes": History(events=events).ByteSize(),
+            "largest_event_bytes": largest.ByteSize(),
+            "largest_event_kind": largest.WhichOneof("attributes"),
+        })
+    return sorted(runs, key=lambda r: r["start"])
+
+
+async def bench(calls: int) -> dict[str, Any]:
+    tmp = tempfile.TemporaryDirectory(prefix="bench-long-turn-")
+    server = TemporalDevServer(port=0, headless=True, extra_args=TEMPORAL_DEV_ARGS)
+    pg = EmbeddedPostgres(Path(tmp.name) / "pg", durable=False)
+    await asyncio.gather(server.start(), pg.start())
+    try:
+        # The database URL too: a value over 256 KB would travel out of band (payload_storage).
+        client = await connect(server.address, database_url=pg.url)
+        adk = AdkClient(client, task_queue=TASK_QUEUE)
+        async with open_services(pg.url) as services:
+            worker = build_worker(client, [long_turn_app(calls)], task_queue=TASK_QUEUE, **services)
+            async with worker:
+                session = f"s-{uuid.uuid4().hex[:8]}"
+                t0 = time.perf_counter()
+                result = await adk.send(APP, "u1", session, "go", max_llm_calls=calls + 10)
+                wall = time.perf_counter() - t0
+                assert result.final_text == "done", result.final_text
+                stored = await services["session_service"].get_session(app_name=APP, user_id="u1", session_id=session)
+                assert stored is not None
+                runs = await run_histories(client, session_workflow_id(APP, "u1", session))
+    finally:
+        await asyncio.gather(server.stop(), pg.stop())
+        tmp.cleanup()
+    total_events = sum(r["events"] for r in runs)
+    total_bytes = sum(r["bytes"] for r in runs)
+    largest = max(r["largest_event_bytes"] for r in runs)
+    per = 1000 / calls
+    return {
+        "calls": calls,
+        "wall_seconds": wall,
+        "stored_session_events": len(stored.events),
+        "runs": runs,
+        "history_events": total_events,
+        "history_bytes": total_bytes,
+        "largest_event_bytes": largest,
+        "max_run_events": max(r["events"] for r in runs),
+        "max_run_bytes": max(r["bytes"] for r in runs),
+        "per_1000_calls": {"wall_seconds": wall * per, "history_events": total_events * per,
+                           "history_bytes": total_bytes * per},
+        "within_limits": {
+            "largest_event_under_512KB_warning": largest < PAYLOAD_WARNING,
+            "largest_event_under_2MB_limit": largest < PAYLOAD_LIMIT,
+            "every_run_under_10240_events": all(r["events"] < HISTORY_EVENTS_WARNING for r in runs),
+            "every_run_under_10MB": all(r["bytes"] < HISTORY_BYTES_WARNING for r in runs),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=1000, help="sequential tool calls in the one turn")
+    args = parser.parse_args()
+    out = asyncio.run(bench(args.calls))
+    print(json.dumps(out, indent=2))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"long-turn-{args.calls}.json").write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""One turn with 1,200 sequential tool calls: it outgrows one workflow run, goes on in a child
+workflow that continues-as-new, and no payload or run history gets near Temporal's limits
+(docs/durability.md, "Long turns")."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
+from adk_core.models import function_call_response, text_response
+from tests.integration.conftest import DurableStack
+from workflows import session_workflow_id
+
+pytestmark = pytest.mark.integration
+
+CALLS = 1200
+PAYLOAD_WARNING = 512 * 1024
+RUN_EVENTS_WARNING = 10_240
+RUN_BYTES_WARNING = 10 * 1024 * 1024
+
+
+async def step(i: int) -> dict:
+    """Do step i."""
+    return {"done": i}
+
+
+def _script(request: LlmRequest) -> LlmResponse:
+    n = 0
+    for content in reversed(request.contents):
+        if content.role == "user" and any(p.text for p in content.parts):
+            break
+        n += sum(1 for p in content.parts if p.function_response is not None)
+    return function_call_response("step", {"i": n}) if n < CALLS else text_response(f"done after {n}")
+
+
+async def test_a_turn_of_1200_tool_calls_stays_within_temporals_limits(durable_stack: DurableStack) -> None:
+    app = durable_stack.register(App(
+        name=f"long_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="worker", model=ScriptedModel(_script), tools=[step]),
+    ))
+    result = await durable_stack.client.send(app.name, "u1", "s1", "go", max_llm_calls=CALLS + 5)
+    assert result.final_text == f"done after {CALLS}"
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None
+    # The user message, then one call and one result per step, then the answer; each exactly once.
+    assert len(stored.events) == 1 + 2 * CALLS + 1
+    assert len({e.id for e in stored.events}) == len(stored.events)
+    assert [r.response for e in stored.events for r in e.function_responses()] == [{"done": i} for i in range(CALLS)]
+    assert result.events[-1].text == f"done after {CALLS}"
+    assert result.events_omitted + len(result.events) == 2 * CALLS + 1  # every event but the user's, counted
+
+    client = durable_stack.client.client
+    conversation = session_workflow_id(app.name, "u1", "s1")
+    runs = []
+    async for execution in client.list_workflows(f'WorkflowId STARTS_WITH "{conversation}"'):
+        history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
+        events = list(history.events)
+        runs.append((execution.id, len(events), history.to_json().encode(), max(e.ByteSize() for e in events)))
+    assert len(runs) >= 3, "the turn should have outgrown one run: the conversation, then the child's runs"
+    for workflow_id, count, raw, largest in runs:
+        assert count < RUN_EVENTS_WARNING / 2, (workflow_id, count)
+        assert len(raw) < RUN_BYTES_WARNING / 2, (workflow_id, len(raw))
+        assert largest < PAYLOAD_WARNING, (workflow_id, largest)
