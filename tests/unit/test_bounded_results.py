@@ -1,0 +1,30 @@
+"""A turn's result carries its newest events within a byte budget, and always its last one."""
+
+from __future__ import annotations
+
+from pydantic_core import to_json
+
+from adk_core.types import Content, Event
+from workflows._invocation import bounded_tail
+
+
+def _event(i: int, size: int = 100) -> Event:
+    return Event(id=f"e{i}", author="a", invocation_id="i", timestamp=1.0, content=Content.user("x" * size))
+
+
+def test_small_turns_keep_every_event() -> None:
+    events = [_event(i) for i in range(8)]
+    assert bounded_tail(events) == (events, 0)
+
+
+def test_a_long_turn_keeps_its_newest_events_within_the_budget() -> None:
+    events = [_event(i) for i in range(3000)]
+    kept, omitted = bounded_tail(events, budget=50_000)
+    assert kept == events[omitted:] and omitted + len(kept) == 3000
+    assert sum(len(to_json(e, exclude_none=True)) for e in kept) <= 50_000
+    assert sum(len(to_json(e, exclude_none=True)) for e in events[omitted - 1:]) > 50_000, "as many as fit"
+
+
+def test_the_last_event_is_kept_however_large() -> None:
+    events = [_event(0), _event(1, size=10_000)]
+    assert bounded_tail(events, budget=1_000) == ([events[1]], 1)
