@@ -8,7 +8,6 @@ in memory or in Postgres (``adk_core.simulator.sql``).
 
 from .errors import (
     NotHeadOfQueueError,
-    OutOfOrderError,
     SessionCompletedError,
     SimulatorConflictError,
     SimulatorDeliveryTimeoutError,
@@ -49,7 +48,6 @@ __all__ = [
     "InMemorySimulatorStore",
     "LocalChannel",
     "NotHeadOfQueueError",
-    "OutOfOrderError",
     "ReplyTo",
     "SessionCompletedError",
     "SessionEvent",

@@ -10,8 +10,7 @@
         ├── SimulatorConflictError      the value is fine but the session's state refuses it -> HTTP 409
         │   ├── SessionCompletedError   the session is completed; it takes nothing more
         │   ├── NotHeadOfQueueError     only the oldest pending request may be answered
-        │   ├── TurnAlreadyAnsweredError a turn has at most one response
-        │   └── OutOfOrderError         events are ordered by time within a session
+        │   └── TurnAlreadyAnsweredError a turn has at most one response
         └── SimulatorDeliveryTimeoutError no worker took a decision for a durable run in time -> HTTP 504
                                         (the request stays pending; answer again once a worker runs)
 """
@@ -48,10 +47,6 @@ class NotHeadOfQueueError(SimulatorConflictError):
 
 
 class TurnAlreadyAnsweredError(SimulatorConflictError):
-    pass
-
-
-class OutOfOrderError(SimulatorConflictError):
     pass
 
 

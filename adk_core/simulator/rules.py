@@ -12,7 +12,6 @@ import jsonschema
 
 from .errors import (
     NotHeadOfQueueError,
-    OutOfOrderError,
     SessionCompletedError,
     SimulatorConflictError,
     SimulatorInputError,
@@ -91,7 +90,8 @@ def check_append(session: SimulatorSession, events: list[SessionEvent], event: S
     check_event(event)
     for stored in events:
         if stored.event_id == event.event_id:
-            if stored.model_dump() != event.model_dump():
+            # The store may have moved the timestamp (in_time_order): a retry with its own is a repeat.
+            if stored.model_dump(exclude={"timestamp"}) != event.model_dump(exclude={"timestamp"}):
                 raise SimulatorConflictError(f"event {event.event_id!r} is already stored with other content")
             return False
     if session.status != "active":
@@ -104,12 +104,18 @@ def check_append(session: SimulatorSession, events: list[SessionEvent], event: S
             raise SimulatorConflictError(f"turn {event.turn_id} has no request to answer")
         if any(e.llm_response is not None for e in same_turn):
             raise TurnAlreadyAnsweredError(f"turn {event.turn_id} is already answered; a turn has at most one response")
-    if events and event.timestamp < max(e.timestamp for e in events):
-        raise OutOfOrderError(
-            f"event {event.event_id!r} at {event.timestamp} is older than the session's newest event; "
-            "events are ordered by time within a session"
-        )
     return True
+
+
+def in_time_order(events: list[SessionEvent], event: SessionEvent) -> SessionEvent:
+    """``event``, stamped no earlier than the session's newest event, so that a session's events are
+    ordered by time. Writers are concurrent: ParallelAgent branches are workflows of their own, each
+    stamping with its own clock, and their activities reach the store in any order. Stores call this
+    while they hold the session's lock."""
+    newest = max((e.timestamp for e in events), default=None)
+    if newest is not None and event.timestamp < newest:
+        return event.model_copy(update={"timestamp": newest})
+    return event
 
 
 def pending_requests(events: list[SessionEvent]) -> list[SessionEvent]:

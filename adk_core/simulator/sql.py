@@ -102,7 +102,9 @@ class SqlSimulatorStore(SqlStore):
         rules.check_event(event)
         async with self.engine.begin() as conn:
             session = await _get_session(conn, event.session_id, lock=True)
-            if rules.check_append(session, await _events(conn, session.id), event):
+            stored = await _events(conn, session.id)
+            if rules.check_append(session, stored, event):
+                event = rules.in_time_order(stored, event)
                 await conn.execute(
                     sa.insert(simulator_events).values(
                         event_id=event.event_id, session_id=event.session_id, timestamp=event.timestamp,

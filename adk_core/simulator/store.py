@@ -140,6 +140,7 @@ class InMemorySimulatorStore:
         async with self._lock:
             session = await self.get_session(event.session_id)
             if rules.check_append(session, self._events[session.id], event):
+                event = rules.in_time_order(self._events[session.id], event)
                 self._events[session.id].append(event)
         self._feed.publish(event.session_id)
         return event
