@@ -71,11 +71,14 @@ def long_turn_app(calls: int) -> App:
 
 async def run_histories(client: Client, workflow_id: str) -> list[dict[str, Any]]:
     runs = []
-    async for execution in client.list_workflows(f'WorkflowId = "{workflow_id}"'):
-        history = await client.get_workflow_handle(workflow_id, run_id=execution.run_id).fetch_history()
+    # The conversation's runs and those of the child that finishes a turn outgrowing one run
+    # (id "<conversation>/turn/<message id>").
+    async for execution in client.list_workflows(f'WorkflowId STARTS_WITH "{workflow_id}"'):
+        history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
         events = list(history.events)
         largest = max(events, key=lambda e: e.ByteSize())
         runs.append({
+            "workflow_id": execution.id,
             "run_id": execution.run_id,
             "start": execution.start_time.isoformat(),
             "events": len(events),
