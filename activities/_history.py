@@ -19,6 +19,7 @@ from adk_core.types import Event
 
 _Key = tuple[str, str, str]
 T = TypeVar("T")
+MAX_TRACKED_SESSIONS = 10_000
 
 
 class StoredEventsCache:
@@ -111,8 +112,10 @@ class RideAlongWriter:
     def __init__(self, sessions: SessionService, cache: StoredEventsCache) -> None:
         self._sessions = sessions
         self._cache = cache
-        self._writing: dict[_Key, tuple[str, asyncio.Future[None]]] = {}
-        """Per session: the last event of the newest background write, and that write."""
+        self._writing: OrderedDict[_Key, tuple[str, asyncio.Future[None]]] = OrderedDict()
+        """Per session: the last event of the newest background write, and that write. Finished
+        entries beyond MAX_TRACKED_SESSIONS are dropped (a dropped session's next batch is just
+        written again, synchronously and idempotently)."""
 
     async def run(self, key: _Key, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
                   wait: bool = False) -> tuple[T, int]:
@@ -137,7 +140,9 @@ class RideAlongWriter:
         if rest:
             write = asyncio.ensure_future(self._chain(previous, key, rest))
             self._writing[key] = (rest[-1].id, write)
+            self._writing.move_to_end(key)
             write.add_done_callback(lambda done: self._on_written(key, done))
+            self._drop_finished()
         result = await work()
         if wait and write is not None:
             await write
@@ -159,6 +164,13 @@ class RideAlongWriter:
         if _failed(write):
             # The cache holds events the store may not: drop it, so reads go to the store.
             self._forget(key)
+
+    def _drop_finished(self) -> None:
+        while len(self._writing) > MAX_TRACKED_SESSIONS:
+            oldest, (_, write) = next(iter(self._writing.items()))
+            if not write.done():
+                return  # oldest first: a write still running is recent enough to keep
+            del self._writing[oldest]
 
     def _forget(self, key: _Key) -> None:
         self._writing.pop(key, None)

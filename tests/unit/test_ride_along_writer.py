@@ -108,3 +108,18 @@ async def test_unknown_order_writes_before_the_work() -> None:
     # The workflow does not know what the batch follows (None): the cache cannot take it.
     _, stored = await writer.run(KEY, None, [_event("e1")], work)
     assert stored == 1 and order == ["work after e0,e1"]
+
+
+async def test_finished_sessions_beyond_the_bound_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    import activities._history as history
+
+    monkeypatch.setattr(history, "MAX_TRACKED_SESSIONS", 2)
+    sessions = GatedSessions()
+    cache = StoredEventsCache(sessions)
+    writer = RideAlongWriter(sessions, cache)
+    for sid in ("s1", "s2", "s3"):
+        session = await sessions.create_session(app_name="a", user_id="u", session_id=sid)
+        await InMemorySessionService.append_event(sessions, session, _event(f"{sid}-0"))
+        await cache.through(("a", "u", sid), f"{sid}-0")
+        await writer.run(("a", "u", sid), f"{sid}-0", [_event(f"{sid}-1")], _work, wait=True)
+    assert list(writer._writing) == [("a", "u", "s2"), ("a", "u", "s3")]
