@@ -233,5 +233,9 @@ def intercept_agent(agent: BaseAgent, rule: Interception) -> BaseAgent:
 
 
 def intercept_app(app: App, *, name: str, rule: Interception) -> App:
-    """The app an eval runs: its tree intercepted, the interception plugin first, under ``name``."""
-    return App(name=name, root_agent=intercept_agent(app.root_agent, rule), plugins=[InterceptionPlugin(rule), *app.plugins])
+    """The app an eval runs: its tree intercepted, the interception plugin first, under ``name``;
+    its compaction as the app's own, so a long simulated conversation is judged as users would see it."""
+    return App(
+        name=name, root_agent=intercept_agent(app.root_agent, rule), plugins=[InterceptionPlugin(rule), *app.plugins],
+        events_compaction_config=app.events_compaction_config,
+    )

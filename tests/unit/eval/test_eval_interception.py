@@ -232,3 +232,13 @@ async def test_parallel_mocked_calls_each_get_their_own_call_id() -> None:
     result = await run_eval(EvalCase("parallel", app_or_agent=system, first_message="x", tool_mocks={
         "search_requests": ToolMock(execute=lambda args, ctx: ids.append(ctx.call_id) or {"q": args["query"]})}))
     assert result.status == "passed" and len(set(ids)) == 2
+
+
+def test_an_evaluated_app_keeps_its_compaction() -> None:
+    from adk_core import App
+    from adk_core.compaction import EventsCompactionConfig
+
+    config = EventsCompactionConfig(compaction_interval=3, overlap_size=1)
+    app = App(name="compacting", root_agent=_searching_agent(), events_compaction_config=config)
+    apps = case_apps(EvalCase("compacting", app_or_agent=app, first_message="x"))
+    assert apps.system.events_compaction_config == app.events_compaction_config
