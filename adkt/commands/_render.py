@@ -38,6 +38,8 @@ def event_lines(event: Event) -> list[str]:
             lines.append(f"{author}: {escape(part.text)}")
         elif part.inline_data is not None or part.file_data is not None:
             lines.append(f"{author}: [dim]<attachment>[/]")
+    if event.actions.compaction is not None:
+        lines.append(f"[dim]summary of earlier events: {escape(_compacted_text(event))}[/]")
     if event.error_message or event.error_code:
         lines.append(f"{author} [red]error {escape(str(event.error_code or ''))}: {escape(event.error_message or '')}[/]")
     return lines
@@ -58,9 +60,18 @@ def summary(event: Event) -> str:
             parts.append(f"← {part.function_response.name}: {short_json(part.function_response.response, 60)}")
         elif part.text and not part.thought:
             parts.append(part.text if len(part.text) <= 100 else part.text[:99] + "…")
+    if event.actions.compaction is not None:
+        text = _compacted_text(event)
+        parts.append(f"summary of earlier events: {text if len(text) <= 100 else text[:99] + '…'}")
     if event.error_message:
         parts.append(f"error: {event.error_message}")
     return " | ".join(parts)
+
+
+def _compacted_text(event: Event) -> str:
+    """The text of a compaction event's summary (adk_core/compaction)."""
+    compaction = event.actions.compaction
+    return "".join(p.text or "" for p in compaction.compacted_content.parts) if compaction else ""
 
 
 def timestamp(seconds: float) -> str:

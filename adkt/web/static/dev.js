@@ -99,9 +99,12 @@ function eventView(event) {
   const role = event.error_code || event.error_message ? "err" : event.author === "user" ? "user" : "model";
   const parts = (event.content?.parts || []).map((p) => partView(p, event));
   const delta = event.actions?.state_delta || {};
+  const compaction = event.actions?.compaction;
+  const summaryText = (compaction?.compacted_content?.parts || []).map((p) => p.text || "").join("");
   return h("div", { class: `ev ${role}`, "data-testid": "event" },
     h("div", { class: "meta" }, event.author, " · ", new Date(event.timestamp * 1000).toLocaleTimeString()),
     parts,
+    compaction ? h("details", { "data-testid": "compaction" }, h("summary", {}, "summary of earlier events (compaction)"), h("pre", {}, summaryText)) : null,
     event.error_message || event.error_code ? h("div", {}, h("b", {}, event.error_code || "error"), ": ", event.error_message || "") : null,
     Object.keys(delta).length ? h("details", {}, h("summary", {}, `state: ${Object.keys(delta).join(", ")}`), h("pre", {}, pretty(delta))) : null);
 }
