@@ -59,7 +59,7 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
 
-from activities import AdkActivities, register_app  # noqa: E402
+from activities import AdkActivities, AppRegistry  # noqa: E402
 from activities.contracts import GENERATE_CONTENT  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer  # noqa: E402
@@ -225,10 +225,9 @@ class ProfilingExecutor(concurrent.futures.ThreadPoolExecutor):
 def unsandboxed_worker(client: Client, services: dict[str, Any], task_queue: str, **options: Any) -> Worker:
     """build_worker's steps with UnsandboxedWorkflowRunner. build_worker cannot take a runner: the
     AdkPlugin it adds sets workflow_runner, and a plugin's value replaces the Worker argument."""
-    register_app(w1.app)
     stores = {k: v for k, v in services.items() if k != "payload_storage"}
     plugin = AdkPlugin(
-        AdkActivities(**stores), passthrough_modules=["examples.w1"], payload_storage=services.get("payload_storage")
+        AdkActivities(**stores, apps=AppRegistry([w1.app])), passthrough_modules=["examples.w1"], payload_storage=services.get("payload_storage")
     )
     plugin.workflow_runner = UnsandboxedWorkflowRunner()
     config = client.config()
