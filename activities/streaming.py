@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_core.errors import AdkError
+from adk_core.flow.llm_flow import response_event_fields
 from adk_core.models.base import LlmResponse
 from adk_core.runtime import wall_clock
 from adk_core.sql import dumps_model, jsonb_param
@@ -83,25 +84,10 @@ def _lock_key(stream_id: str) -> int:
 
 
 def partial_event(response: LlmResponse, *, author: str, target: StreamTarget, event_id: str) -> Event:
-    """The event a partial response becomes, shaped as the in-process flow shapes it (llm_flow._model_event)."""
-    usage = response.usage_metadata.model_dump(exclude_none=True) if response.usage_metadata else None
-    return Event(
-        id=event_id,
-        invocation_id=target.invocation_id,
-        author=author,
-        branch=target.branch,
-        timestamp=wall_clock(),
-        content=response.content,
-        partial=True,
-        turn_complete=response.turn_complete,
-        finish_reason=response.finish_reason,
-        error_code=response.error_code,
-        error_message=response.error_message,
-        interrupted=response.interrupted,
-        usage_metadata=usage,
-        custom_metadata=response.custom_metadata,
-        model_version=response.model_version,
-    )
+    """The event a partial response becomes, shaped as the in-process flow shapes it."""
+    fields = {**response_event_fields(response), "partial": True}
+    return Event(id=event_id, invocation_id=target.invocation_id, author=author, branch=target.branch,
+                 timestamp=wall_clock(), **fields)  # fmt: skip
 
 
 class ChunkPublisher:

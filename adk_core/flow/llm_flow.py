@@ -7,7 +7,7 @@ contents) -> agent transfer.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import telemetry
 from .._callables import first_result
@@ -317,22 +317,24 @@ async def _after_model(
 
 
 def _model_event(agent: LlmAgent, ctx: InvocationContext, response: LlmResponse, actions: EventActions) -> Event:
-    usage = response.usage_metadata.model_dump(exclude_none=True) if response.usage_metadata else None
-    return new_event(
-        ctx,
-        author=agent.name,
-        content=response.content,
-        partial=response.partial,
-        turn_complete=response.turn_complete,
-        finish_reason=response.finish_reason,
-        error_code=response.error_code,
-        error_message=response.error_message,
-        interrupted=response.interrupted,
-        usage_metadata=usage,
-        custom_metadata=response.custom_metadata,
-        model_version=response.model_version,
-        actions=actions,
-    )
+    return new_event(ctx, author=agent.name, actions=actions, **response_event_fields(response))
+
+
+def response_event_fields(response: LlmResponse) -> dict[str, Any]:
+    """The Event fields a model response fills: one shape for the events of this flow and the
+    partials the durable model activity streams (activities/streaming.py)."""
+    return {
+        "content": response.content,
+        "partial": response.partial,
+        "turn_complete": response.turn_complete,
+        "finish_reason": response.finish_reason,
+        "error_code": response.error_code,
+        "error_message": response.error_message,
+        "interrupted": response.interrupted,
+        "usage_metadata": response.usage_metadata.model_dump(exclude_none=True) if response.usage_metadata else None,
+        "custom_metadata": response.custom_metadata,
+        "model_version": response.model_version,
+    }
 
 
 def _save_output(agent: LlmAgent, event: Event) -> None:
