@@ -1,4 +1,6 @@
 // The simulator's page: no build step, one module. The JSON API is documented in docs/simulator.md.
+import { h, pretty, when } from "./dom.js";
+
 const main = document.getElementById("main");
 const LONG = 600;
 // Served alone (`adkt sim`) the page is at /; beside the dev page (`adkt dev`, `adkt web`) at /sim.
@@ -7,18 +9,6 @@ const SESSION_PATH = new RegExp(`^${BASE}/sessions/([^/]+)`);
 if (BASE) {
   document.querySelector(".brand").setAttribute("href", `${BASE}/`);
   document.querySelector("header").append(Object.assign(document.createElement("a"), { href: "/", textContent: "dev chat →", className: "sub" }));
-}
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "class") el.className = v;
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
-  return el;
 }
 
 // replaceChildren with h()'s rules: arrays flattened, null/false skipped.
@@ -33,9 +23,7 @@ async function api(path, options) {
   return body;
 }
 
-const when = (t) => (t ? new Date(t * 1000).toLocaleString() : "");
 const short = (id) => (id || "").slice(0, 8);
-const pretty = (v) => JSON.stringify(v, null, 2);
 
 // --- rendering of text: markdown (a small safe subset), raw, collapsible when long -----------------
 function escapeHtml(s) {

@@ -1,24 +1,12 @@
 // The dev chat page: no build step, one module. It uses only the HTTP API (/api/v1, docs/web.md).
+import { h, pretty, when } from "./dom.js";
+
 const main = document.getElementById("main");
 const API = "/api/v1";
 let config = { apps: [], temporal_ui: null, simulator_page: null };
 let busy = false; // a turn streams or a reply is on its way: one at a time
 
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "class") el.className = v;
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
-  return el;
-}
-
 const enc = encodeURIComponent;
-const pretty = (v) => JSON.stringify(v, null, 2);
-const when = (t) => (t ? new Date(t * 1000).toLocaleString() : "");
 const short = (v, n = 90) => { const s = typeof v === "string" ? v : JSON.stringify(v); return s.length > n ? s.slice(0, n - 1) + "…" : s; };
 
 class ApiError extends Error {
