@@ -123,8 +123,7 @@ class AdkWorker:
             # process exits and its supervisor restarts it, as with a single Temporal worker.
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
-                if task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+                task.result()  # re-raises the first worker's failure
         finally:
             if any(not t.done() for t in tasks):
                 await self.shutdown()

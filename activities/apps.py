@@ -7,7 +7,7 @@ workflow code reaches it through workflows.app_scope.worker_apps().
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from adk_core import App, BaseAgent
 from adk_core.errors import ConfigurationError
@@ -19,13 +19,13 @@ class AppRegistry:
     def __init__(self, apps: Iterable[App] = ()) -> None:
         self._apps: dict[str, App] = {}
         for app in apps:
-            self.register(app, replace=False)
+            self.register(app)
 
-    def register(self, app: App, *, replace: bool = False) -> App:
+    def register(self, app: App) -> App:
         """Serve ``app``. Registering the same object again changes nothing; a different app under a
-        taken name is refused unless ``replace`` (a reloaded app's new objects)."""
+        taken name is refused (a reloaded app gets a new worker and registry: adkt dev --reload)."""
         current = self._apps.get(app.name)
-        if current is not None and current is not app and not replace:
+        if current is not None and current is not app:
             raise ConfigurationError(
                 f"this worker already serves a different app named {app.name!r}; app names must be unique per worker"
             )
@@ -55,9 +55,3 @@ class AppRegistry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._apps
-
-    def __iter__(self) -> Iterator[App]:
-        return iter(list(self._apps.values()))
-
-    def __len__(self) -> int:
-        return len(self._apps)
