@@ -279,9 +279,9 @@ async function renderEvals() {
     h("td", {}, h("a", { href: `#/evals/${enc(r.run_id)}`, class: "mono" }, r.run_id)), h("td", { class: "mono" }, r.suite),
     h("td", {}, r.mode), h("td", {}, statusBadge(r.status)),
     h("td", {}, r.summary ? `${r.summary.passed}/${r.summary.total} passed` : "—"), h("td", {}, when(r.start_time))));
-  main.replaceChildren(h("h1", {}, "Eval runs"), h("p", { class: "muted" }, "Stored by `adkt eval run`; newest first. Read-only."),
+  main.replaceChildren(h("h1", {}, "Eval runs"), h("p", { class: "muted" }, "Stored by ", h("code", {}, "adkt eval run"), "; newest first. Read-only."),
     runs.length ? h("table", { "data-testid": "runs" }, h("tr", {}, ["run", "suite", "mode", "status", "result", "started"].map((c) => h("th", {}, c))), rows)
-      : h("div", { class: "card muted" }, "No eval runs stored yet: `adkt eval run CASES` stores one."));
+      : h("div", { class: "card muted" }, "No eval runs stored yet: ", h("code", {}, "adkt eval run CASES"), " stores one."));
 }
 
 function summaryText(summary) {
