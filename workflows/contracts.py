@@ -99,6 +99,10 @@ class TurnOutcome(BaseModel):
     result: TurnResult | None = None
     error_type: str | None = None
     error_message: str | None = None
+    failed_events: list[Event] = Field(default_factory=list)
+    """A failed turn's newest events (its error event last), within the result's byte budget, so
+    that a client following the turn sees every event it made before the failure."""
+    failed_events_omitted: int = 0
 
 
 class CarriedTurns(BaseModel):
@@ -142,7 +146,7 @@ class TurnStatus(BaseModel):
     state: Literal["queued", "running", "done", "failed", "unknown"]
     position: int = 0
     events: list[Event] = Field(default_factory=list)
-    """The turn's events from ``after`` on (all of them once done)."""
+    """The turn's events from ``after`` on (all of them once done or failed)."""
     result: TurnResult | None = None
     error_type: str | None = None
     error_message: str | None = None

@@ -163,6 +163,7 @@ class SessionWorkflow:
             # invoke() stored an error event saying why; the sender gets the same reason.
             outcome.error_type = e.type if isinstance(e, ApplicationError) and e.type else type(e).__name__
             outcome.error_message = e.message if isinstance(e, ApplicationError) else str(e)
+            outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
             log_warning(f"turn {message_id} failed: {outcome.error_type}: {outcome.error_message}")
         finally:
             self._turns += 1
@@ -365,7 +366,9 @@ class SessionWorkflow:
             start = max(0, query.after - outcome.result.events_omitted)
             return TurnStatus(state="done", events=outcome.result.events[start:], result=outcome.result)
         if outcome is not None:
-            return TurnStatus(state="failed", error_type=outcome.error_type, error_message=outcome.error_message)
+            start = max(0, query.after - outcome.failed_events_omitted)
+            return TurnStatus(state="failed", events=outcome.failed_events[start:], error_type=outcome.error_type,
+                              error_message=outcome.error_message)  # fmt: skip
         if message_id in self._done:
             # Done in an earlier run; its events are in the store, which a query cannot read: no
             # result here, and the client asks again by update (send_message reads them back).
