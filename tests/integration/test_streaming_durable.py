@@ -218,9 +218,10 @@ async def test_a_worker_killed_mid_stream_the_client_discards_the_lost_attempts_
     workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
     try:
         run = asyncio.create_task(follow())
-        hang = stream_crash_app.HANG_AFTER
-        await _until(lambda: len([e for e in seen if e.partial]) >= hang, workers[0], log)
-        assert (marker_dir / stream_crash_app.MARKER).exists() and not run.done()
+        hang, marker = stream_crash_app.HANG_AFTER, marker_dir / stream_crash_app.MARKER
+        # The client can show the fifth word a moment before the model writes its marker and hangs: wait for both.
+        await _until(lambda: len([e for e in seen if e.partial]) >= hang and marker.exists(), workers[0], log)
+        assert not run.done()
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
         await client.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
