@@ -20,7 +20,8 @@ Measures (see bench/README.md, "Durable W1"):
      --peer-path).
 
 Run:  cd /work/main && /work/venv/bin/python bench/bench_durable.py [--stock] [--turns 30] [--seconds 10]
-      [--profile]   cProfile of the worker (event loop + workflow threads) over extra AgentRun turns
+      [--profile [--profile-kind session|agent_run]]   cProfile of the worker over extra turns
+      [--quick]     the sequential turns only (for iterating on a speedup)
 """
 
 from __future__ import annotations
@@ -268,11 +269,13 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
             unsbx = unsandboxed_worker(client, services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
             async with main, unsbx:
                 await sequential(args, client, adk, adk_unsbx, results, console)
-                await histories(client, adk, results, console)
-                await concurrent_load(args, client, adk, results, console)
+                if not args.quick:
+                    await histories(client, adk, results, console)
+                    await concurrent_load(args, client, adk, results, console)
                 if args.profile:
                     results["profile"] = await profile_turns(args, adk, profiler_pool, console)
-            results["peer"] = await peer_integration(args, server.address, results, console)
+            if not args.quick:
+                results["peer"] = await peer_integration(args, server.address, results, console)
     finally:
         await asyncio.gather(server.stop(), pg.stop())
         tmp.cleanup()
@@ -440,13 +443,19 @@ async def concurrent_load(args: argparse.Namespace, client: Client, adk: AdkClie
 
 async def profile_turns(args: argparse.Namespace, adk: AdkClient, pool: ProfilingExecutor, console: Console) -> dict:
     """cProfile of the event loop thread (client, activities, worker glue) and the workflow threads
-    over `--profile-turns` sequential AgentRunWorkflow turns."""
+    over `--profile-turns` sequential turns: SessionWorkflow turns of one conversation, or with
+    `--profile-kind agent_run` AgentRunWorkflow turns (a fresh workflow and session each)."""
+    conv = f"prof-{uuid.uuid4().hex[:12]}"
+    await adk.send("w1", "u1", conv, w1.USER_MESSAGE)  # the conversation's workflow exists before profiling
     loop_prof = cProfile.Profile()
     pool.enabled = True
     loop_prof.enable()
-    with console.status("profiling AgentRunWorkflow turns"):
+    with console.status(f"profiling {args.profile_kind} turns"):
         for _ in range(args.profile_turns):
-            result = await adk.run_once("w1", "u1", f"prof-{uuid.uuid4().hex[:12]}", w1.USER_MESSAGE)
+            if args.profile_kind == "session":
+                result = await adk.send("w1", "u1", conv, w1.USER_MESSAGE)
+            else:
+                result = await adk.run_once("w1", "u1", f"prof-{uuid.uuid4().hex[:12]}", w1.USER_MESSAGE)
             w1.check_turn(result.events)
     loop_prof.disable()
     pool.enabled = False
@@ -656,6 +665,9 @@ def render(results: dict, console: Console) -> None:
         t.add_row(label, f"{s['mean_ms']:.1f}", f"{s['median_ms']:.1f}", f"{s['ratio_to_floor']:.2f}",
                   f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}",
                   f"{s['ratio_to_same_runner_floor']:.2f}")
+    if "history" not in results:  # --quick
+        console.print(t)
+        return
     peer = results.get("peer", {})
     if "w1" in peer:
         p, pf = peer["w1"], peer["floor"]
@@ -706,6 +718,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="duration of each concurrent phase")
     parser.add_argument("--profile", action="store_true", help="cProfile extra AgentRun turns")
     parser.add_argument("--profile-turns", type=int, default=30)
+    parser.add_argument("--profile-kind", choices=["session", "agent_run"], default="session")
+    parser.add_argument("--quick", action="store_true", help="sequential turns only: no histories, concurrency or peer")
     parser.add_argument("--no-peer", action="store_true", help="skip temporalio's google-adk integration")
     args = parser.parse_args()
     console = Console(width=150)
@@ -720,7 +734,7 @@ def main() -> None:
     if WARNINGS.count:
         console.print(f"[yellow]{WARNINGS.count} warnings logged (worker task failures, retries): "
                       f"bench/results/durable-{mode}.log[/]")
-    path = RESULTS / f"durable-{results['mode']}.json"
+    path = RESULTS / f"durable-{results['mode']}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     console.print(f"[dim]written {path.relative_to(ROOT)}[/]")
 

@@ -8,14 +8,13 @@ them for every workflow run would cost more than the run itself.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.converter import StorageDriver
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.adk_activities import AdkActivities
 from activities.eval_activities import EvalActivities
@@ -27,37 +26,18 @@ from .app_scope import AppsInterceptor
 from .converter import adk_data_converter
 from .eval import EvalCaseWorkflow, EvalSuiteWorkflow
 from .payload_storage import with_payload_storage
+from .sandbox import as_adk_runner, sandbox_runner
 from .session import SessionWorkflow
 
 WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow, EvalSuiteWorkflow, EvalCaseWorkflow]
-PASSTHROUGH = (
-    "adk_core",
-    "workflows",
-    "activities",
-    "pydantic",
-    "pydantic_core",
-    "annotated_types",
-    "opentelemetry",
-    "jsonschema",
-    "docstring_parser",
-    "httpx",
-    "httpx_sse",
-)
-
-
-def sandbox_runner(extra_passthrough: Sequence[str] = ()) -> WorkflowRunner:
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, *extra_passthrough)
-    return SandboxedWorkflowRunner(restrictions=restrictions)
-
-
 def _runner_with_passthrough(extra_passthrough: Sequence[str]) -> Callable[[WorkflowRunner | None], WorkflowRunner]:
-    """Keep the caller's runner choice: a sandboxed runner gains our passthrough modules, an
-    unsandboxed one (``UnsandboxedWorkflowRunner``, faster, for code you trust) stays as it is."""
+    """Keep the caller's runner choice: a sandboxed runner gains our passthrough modules and
+    shortcuts (workflows.sandbox), an unsandboxed one (``UnsandboxedWorkflowRunner``, faster, for
+    code you trust) stays as it is."""
 
     def configure(existing: WorkflowRunner | None) -> WorkflowRunner:
         if isinstance(existing, SandboxedWorkflowRunner):
-            restrictions = existing.restrictions.with_passthrough_modules(*PASSTHROUGH, *extra_passthrough)
-            return dataclasses.replace(existing, restrictions=restrictions)
+            return as_adk_runner(existing, extra_passthrough)
         if isinstance(existing, UnsandboxedWorkflowRunner):
             return existing
         return sandbox_runner(extra_passthrough)

@@ -23,7 +23,8 @@ from examples import w1
 from tests.replay import record_histories
 from workflows.app_scope import AppsInterceptor
 from workflows.converter import adk_data_converter
-from workflows.plugin import WORKFLOWS, sandbox_runner
+from workflows.plugin import WORKFLOWS
+from workflows.sandbox import sandbox_runner
 
 HISTORIES = sorted(record_histories.HISTORIES.glob("*.json"))
 INLINE = ToolExecution(mode="inline", start_to_close_timeout=timedelta(seconds=1))

@@ -14,7 +14,8 @@ from adkt.client import AdkClient
 from examples.w1 import USER_MESSAGE, build_agent, check_turn
 from tests.integration.conftest import DurableStack
 from worker import build_worker
-from workflows.plugin import PASSTHROUGH, _runner_with_passthrough
+from workflows.plugin import _runner_with_passthrough
+from workflows.sandbox import PASSTHROUGH
 
 pytestmark = pytest.mark.integration
 

@@ -1,0 +1,68 @@
+"""workflows.sandbox: the runner our plugin installs answers serialization contexts without entering
+the sandbox, and gives the same answers Temporal's own path gives. Fails when a temporalio upgrade
+renames the internals the shortcut relies on (the runner then still works, only slower)."""
+
+from __future__ import annotations
+
+import temporalio.converter
+import temporalio.workflow
+from temporalio.api.common.v1 import Payloads
+from temporalio.api.enums.v1 import CommandType
+from temporalio.api.failure.v1 import Failure
+from temporalio.worker import WorkflowInstanceDetails
+from temporalio.worker._command_aware_visitor import CommandInfo
+from temporalio.worker.workflow_sandbox._runner import _fake_info
+
+from workflows.sandbox import AdkSandboxedWorkflowRunner, sandbox_runner, shortcut_sandbox_calls
+from workflows.session import SessionWorkflow
+
+
+def _instance(runner: AdkSandboxedWorkflowRunner):
+    converter = temporalio.converter.DataConverter.default
+    return runner.create_instance(WorkflowInstanceDetails(
+        payload_converter_factory=converter._new_payload_converter,
+        failure_converter_class=converter.failure_converter_class,
+        interceptor_classes=[],
+        defn=temporalio.workflow._Definition.must_from_class(SessionWorkflow),
+        info=_fake_info,
+        randomness_seed=1,
+        extern_functions={},
+        disable_eager_activity_execution=False,
+        worker_level_failure_exception_types=[],
+        patch_activation_callback=None,
+        last_completion_result=Payloads(),
+        last_failure=Failure(),
+    ))
+
+
+async def test_the_shortcut_is_installed_and_answers_as_the_sandbox_does() -> None:
+    instance = _instance(sandbox_runner())
+    assert "get_serialization_context" in vars(instance), "shortcut not installed: temporalio internals changed"
+    activity = CommandInfo(command_type=CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, command_seq=7)
+    for command in (None, activity):
+        through_sandbox = type(instance).get_serialization_context(instance, command)
+        assert instance.get_serialization_context(command) == through_sandbox
+        assert instance.get_external_store_context(command) == type(instance).get_external_store_context(instance, command)
+    assert instance.get_serialization_context(None) == temporalio.converter.WorkflowSerializationContext(
+        namespace=_fake_info.namespace, workflow_id=_fake_info.workflow_id
+    )
+
+
+def test_an_instance_without_the_internals_is_left_as_it_is() -> None:
+    class Other:
+        pass
+
+    other = Other()
+    assert shortcut_sandbox_calls(other) is False and vars(other) == {}
+
+
+async def test_code_run_in_the_sandbox_is_compiled_once() -> None:
+    from workflows import sandbox
+
+    sandbox._compiled.cache_clear()
+    instance = _instance(sandbox_runner())
+    instance._run_code("__temporal_probe = 1 + 1\n")
+    instance._run_code("__temporal_probe = 1 + 1\n")
+    assert instance.globals_and_locals.pop("__temporal_probe") == 2
+    info = sandbox._compiled.cache_info()
+    assert info.hits >= 1 and info.misses >= 1
