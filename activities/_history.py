@@ -1,4 +1,5 @@
-"""A worker's cache of stored session events, so each model call reads only what is new.
+"""A worker's cache of stored session events, so each model call reads only what is new (and
+converts only what is new into model contents: ContentsMemo).
 
 Model activities resolve a ContentsRef ("the events of this session through event X"). Reading
 the whole session for every call costs a full scan per model call; instead each worker keeps the
@@ -14,8 +15,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from adk_core.flow.contents import build_contents
 from adk_core.sessions import GetSessionConfig, Session, SessionService
-from adk_core.types import Event
+from adk_core.types import Content, Event
 
 _Key = tuple[str, str, str]
 T = TypeVar("T")
@@ -82,6 +84,44 @@ class StoredEventsCache:
             app_name=app_name, user_id=user_id, session_id=session_id, config=config
         )
         return session.events if session is not None else []
+
+
+class ContentsMemo:
+    """Per session, agent and branch: the model contents built from a prefix of the stored events.
+
+    Contents are built one event at a time (adk_core/flow/contents.py), so the contents of a longer
+    prefix are the memo's followed by those of the new events: a model call converts only the
+    events stored since the last one instead of the whole conversation. Compactions break that
+    (a later compaction hides earlier events), so a log that holds one is built in full, unmemoized.
+    Holds at most ``max_entries`` (least recently used dropped first).
+    """
+
+    def __init__(self, *, max_entries: int = 256) -> None:
+        self._max = max_entries
+        self._built: OrderedDict[tuple[_Key, str, str | None], tuple[str, int, list[Content]]] = OrderedDict()
+
+    def contents(self, key: _Key, events: list[Event], agent_name: str, branch: str | None, *,
+                 later: list[Event]) -> list[Content]:
+        """``build_contents(events, agent_name, branch, later=later)``, reusing what was built before."""
+        if not events or any(e.actions.compaction is not None for e in later):
+            return build_contents(events, agent_name, branch, later=later)
+        slot = (key, agent_name, branch)
+        start, built = 0, []
+        memo = self._built.get(slot)
+        if memo is not None:
+            last_id, count, memo_contents = memo
+            if count <= len(events) and events[count - 1].id == last_id:
+                start, built = count, list(memo_contents)
+        new = events[start:]
+        if any(e.actions.compaction is not None for e in new):
+            self._built.pop(slot, None)
+            return build_contents(events, agent_name, branch)
+        built.extend(build_contents(new, agent_name, branch))
+        self._built[slot] = (events[-1].id, len(events), built)
+        self._built.move_to_end(slot)
+        while len(self._built) > self._max:
+            self._built.popitem(last=False)
+        return list(built)
 
 
 def _index(events: list[Event], event_id: str) -> int | None:

@@ -33,7 +33,7 @@ from adk_core.tools.base import BaseTool
 from adk_core.types import Event
 
 from . import contracts as c
-from ._history import RideAlongWriter, StoredEventsCache
+from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache
 from .apps import AppRegistry
 from .compaction_activities import (
     SUMMARIZE_EVENTS,
@@ -133,6 +133,7 @@ class AdkActivities:
         self.artifacts = artifact_service
         self.memory = memory_service
         self._stored = StoredEventsCache(session_service)
+        self._contents = ContentsMemo()
         self._writer = RideAlongWriter(session_service, self._stored)
 
     def all(self) -> list:
@@ -233,7 +234,11 @@ class AdkActivities:
                 type="HistoryNotReady",
             )
         later = await events_after_ref(self.sessions, self.apps.get(app_name), ref)  # compactions stored after
-        history = contents_for_ref(events, ref.agent_name, ref.branch, ref.current_turn_only, later=later)
+        if ref.current_turn_only:
+            history = contents_for_ref(events, ref.agent_name, ref.branch, True, later=later)
+        else:
+            key = (ref.app_name, ref.user_id, ref.session_id)
+            history = self._contents.contents(key, events, ref.agent_name, ref.branch, later=later)
         return request.model_copy(update={"contents": history + request.contents, "history": None})
 
     @activity.defn(name=SUMMARIZE_EVENTS)

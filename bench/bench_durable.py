@@ -299,6 +299,8 @@ async def sequential(
         "floor": Series(),
         "floor_sandboxed": Series(),
     }
+    if args.kinds:  # the floors are always measured: every ratio needs them
+        kinds = {name: series for name, series in kinds.items() if name.startswith("floor") or name in args.kinds}
     conv = f"conv-{uuid.uuid4().hex[:8]}"
 
     async def session_turn() -> None:
@@ -334,6 +336,8 @@ async def sequential(
                 ("floor_sandboxed", sandboxed_floor_turn),
             ]
             for name, fn in steps:
+                if name not in kinds:
+                    continue
                 if i < args.warmup:
                     await fn()
                 else:
@@ -661,6 +665,8 @@ def render(results: dict, console: Console) -> None:
         "floor_sandboxed": "floor: 7 no-op activities (sandboxed)",
     }
     for name, label in labels.items():
+        if name not in seq:
+            continue
         s = seq[name]
         t.add_row(label, f"{s['mean_ms']:.1f}", f"{s['median_ms']:.1f}", f"{s['ratio_to_floor']:.2f}",
                   f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}",
@@ -719,6 +725,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile extra AgentRun turns")
     parser.add_argument("--profile-turns", type=int, default=30)
     parser.add_argument("--profile-kind", choices=["session", "agent_run"], default="session")
+    parser.add_argument("--kinds", type=lambda v: v.split(","), default=None,
+                        help="with --quick: measure only these kinds (comma-separated, e.g. session), beside the floors")
     parser.add_argument("--quick", action="store_true", help="sequential turns only: no histories, concurrency or peer")
     parser.add_argument("--no-peer", action="store_true", help="skip temporalio's google-adk integration")
     args = parser.parse_args()
