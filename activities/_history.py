@@ -136,9 +136,9 @@ class RideAlongWriter:
 
     The workflow sends every event it has not seen acknowledged with each activity, in order, and
     with the stored event they follow (``after``). When this worker's cache can take them (it ends
-    at ``after``, or at an event this worker is already writing), the write starts in the
-    background and the activity does its work at once: the model reads the new events from the
-    cache. The activity does not wait for the write: it reports how many of the events are known
+    at ``after``, or at an event this worker is already writing), the activity does its work at
+    once (the model reads the new events from the cache) and the write runs in the background,
+    from the moment the work is done. The activity does not wait for the write: it reports how many of the events are known
     stored (``run``'s second value), and the workflow keeps the rest queued, so they ride along
     with the next activity, which finds them written (or, on another worker, writes them again,
     idempotently by event id). The write is off the turn's critical path and nothing is ever
@@ -176,21 +176,29 @@ class RideAlongWriter:
             self._writing.pop(key, None)
             await self._commit(key, events)
             return await work(), len(events)
-        write = previous
+        write, work_done = previous, asyncio.get_running_loop().create_future()
         if rest:
-            write = asyncio.ensure_future(self._chain(previous, key, rest))
+            write = asyncio.ensure_future(self._chain(previous, key, rest, work_done))
             self._writing[key] = (rest[-1].id, write)
             self._writing.move_to_end(key)
             write.add_done_callback(lambda done: self._on_written(key, done))
             self._drop_finished()
-        result = await work()
+        try:
+            result = await work()
+        finally:
+            work_done.set_result(None)
         if wait and write is not None:
             await write
         if write is None or (write.done() and not _failed(write)):
             stored = len(events)
         return result, stored
 
-    async def _chain(self, previous: asyncio.Future[None] | None, key: _Key, events: list[Event]) -> None:
+    async def _chain(self, previous: asyncio.Future[None] | None, key: _Key, events: list[Event],
+                     work_done: asyncio.Future[None]) -> None:
+        # The write waits for the activity's work: sharing this event loop with it, it would only
+        # delay the work and the activity's completion. Started after, it runs while Temporal
+        # carries the result to the workflow and back.
+        await work_done
         if previous is not None:
             await asyncio.shield(previous)  # a failure here fails this write too: the next batch redoes both
         await self._commit(key, events)
