@@ -103,17 +103,21 @@ async def heartbeating(work: Awaitable[T]) -> T:
     if not timeout:
         return await work
     interval = max(0.2, min(timeout.total_seconds() / 4, 5.0))
-    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    next_beat: asyncio.TimerHandle
+
+    def beat() -> None:
+        nonlocal next_beat
+        activity.heartbeat()  # a timer callback runs in the activity's context (copied when scheduled)
+        next_beat = loop.call_later(interval, beat)
+
+    # A timer rather than a task beside the work: most calls end before the first beat, and then
+    # this costs one timer, not a task and a wait per call.
+    next_beat = loop.call_later(interval, beat)
     try:
-        while True:
-            done, _ = await asyncio.wait([task], timeout=interval)
-            if done:
-                return task.result()
-            activity.heartbeat()
+        return await work  # cancelling the activity (e.g. its heartbeat timed out) cancels the work
     finally:
-        if not task.done():
-            task.cancel()  # the activity was cancelled (e.g. its heartbeat timed out on the server)
-            await asyncio.gather(task, return_exceptions=True)
+        next_beat.cancel()
 
 
 class AdkActivities:

@@ -1,0 +1,68 @@
+"""activities.adk_activities.heartbeating: beats while the work runs, none after it ends, and
+cancelling the activity cancels the work."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import timedelta
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities.adk_activities import heartbeating
+
+
+def _env(heartbeat_timeout: timedelta | None) -> tuple[ActivityEnvironment, list[float]]:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=heartbeat_timeout)
+    beats: list[float] = []
+    env.on_heartbeat = lambda *details: beats.append(asyncio.get_running_loop().time())
+    return env, beats
+
+
+async def test_it_beats_every_quarter_of_the_timeout_while_the_work_runs_and_stops_after() -> None:
+    env, beats = _env(timedelta(seconds=0.8))  # a beat every 0.2 s
+
+    async def call() -> str:
+        return await heartbeating(asyncio.sleep(0.7, "done"))
+
+    assert await env.run(call) == "done"
+    count = len(beats)
+    assert 2 <= count <= 3, beats  # at 0.2, 0.4 and 0.6 s; a loaded machine may delay the third past 0.7
+    await asyncio.sleep(0.5)
+    assert len(beats) == count, "no beat after the work ended"
+
+
+async def test_without_a_heartbeat_timeout_it_is_a_plain_await() -> None:
+    env, beats = _env(None)
+
+    async def call() -> str:
+        return await heartbeating(asyncio.sleep(0.3, "done"))
+
+    assert await env.run(call) == "done" and beats == []
+
+
+async def test_cancelling_the_activity_cancels_the_work_and_the_beats() -> None:
+    env, beats = _env(timedelta(seconds=0.8))
+    cancelled = asyncio.Event()
+
+    async def work() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async def call() -> None:
+        await heartbeating(work())
+
+    task = asyncio.ensure_future(env.run(call))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cancelled.is_set()
+    count = len(beats)
+    await asyncio.sleep(0.5)
+    assert len(beats) == count <= 1, "no beat after the cancel"
