@@ -52,8 +52,11 @@ class ScriptedModel:
             process memory, so a retried or relocated model activity would take the next item.
         name: the model name reported in requests and telemetry.
 
-    Every request is recorded in ``requests`` for assertions.
+    Every request is recorded in ``requests`` for assertions: the newest ``MAX_RECORDED`` of them,
+    so a worker serving a scripted app for days (``adkt dev`` on an example) does not grow forever.
     """
+
+    MAX_RECORDED = 10_000
 
     def __init__(self, script: Sequence[ScriptItem] | ScriptFunction, *, name: str = "scripted") -> None:
         self._name = name
@@ -67,6 +70,8 @@ class ScriptedModel:
 
     async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
         self.requests.append(request)
+        if len(self.requests) > self.MAX_RECORDED:
+            del self.requests[: len(self.requests) - self.MAX_RECORDED]
         for response in _as_responses(await self._next(request)):
             yield response.model_copy(deep=True)
 
