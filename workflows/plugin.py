@@ -30,6 +30,8 @@ from .sandbox import as_adk_runner, sandbox_runner
 from .session import SessionWorkflow
 
 WORKFLOWS = [AgentRunWorkflow, AgentToolWorkflow, AgentBranchWorkflow, SessionWorkflow, EvalSuiteWorkflow, EvalCaseWorkflow]
+
+
 def _runner_with_passthrough(extra_passthrough: Sequence[str]) -> Callable[[WorkflowRunner | None], WorkflowRunner]:
     """Keep the caller's runner choice: a sandboxed runner gains our passthrough modules and
     shortcuts (workflows.sandbox), an unsandboxed one (``UnsandboxedWorkflowRunner``, faster, for
