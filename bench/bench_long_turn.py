@@ -32,7 +32,7 @@ from temporalio.api.history.v1 import History  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel  # noqa: E402
-from adk_core.models import function_call_response, text_response  # noqa: E402
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer  # noqa: E402
 from adkt.services import open_services  # noqa: E402
@@ -57,11 +57,7 @@ def long_turn_app(calls: int) -> App:
     """A model that calls step(0), step(1), ... step(calls - 1), one per model call, then says done."""
 
     def script(request: LlmRequest) -> LlmResponse:
-        n = 0
-        for content in reversed(request.contents):
-            if content.role == "user" and any(p.text for p in content.parts):
-                break
-            n += sum(1 for p in content.parts if p.function_response is not None)
+        n = len(tool_responses_this_turn(request))
         return function_call_response("step", {"i": n}) if n < calls else text_response("done")
 
     agent = LlmAgent(name="worker", model=ScriptedModel(script, name="long-turn-scripted"),

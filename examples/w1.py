@@ -6,7 +6,7 @@ One turn = 4 model calls + 3 tool calls, strictly sequential, ending in the text
 from __future__ import annotations
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 
 USER_MESSAGE = "Please add 1 and 2, look up x, then add 3 and 4."
 EXPECTED_TOOL_RESULTS = [{"sum": 3}, {"value": "X"}, {"sum": 7}]
@@ -25,11 +25,7 @@ async def lookup(key: str) -> dict:
 
 def w1_script(request: LlmRequest) -> LlmResponse:
     """Count function responses after the last user content that carries text; answer by that count."""
-    n = 0
-    for content in reversed(request.contents):
-        if content.role == "user" and any(p.text for p in content.parts):
-            break
-        n += sum(1 for p in content.parts if p.function_response is not None)
+    n = len(tool_responses_this_turn(request))
     if n == 0:
         return function_call_response("add", {"a": 1, "b": 2})
     if n == 1:

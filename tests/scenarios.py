@@ -28,7 +28,7 @@ from adk_core import (
 )
 from adk_core.errors import LlmCallsLimitExceededError, RemoteError
 from adk_core.flow.contents import CONTEXT_HEADER, CONTEXT_RULE, QUOTE_BEGIN, QUOTE_DEFUSED, QUOTE_END
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool, RetryOptions, ToolExecution, exit_loop
 from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Part
 
@@ -70,15 +70,6 @@ def user_said(request: LlmRequest) -> str:
     return ""
 
 
-def responses_since_user_text(request: LlmRequest) -> list[dict[str, Any]]:
-    found = []
-    for content in reversed(request.contents):
-        if content.role == "user" and any(p.text for p in content.parts):
-            break
-        found[:0] = [p.function_response.response for p in content.parts if p.function_response]
-    return found
-
-
 # --- state ----------------------------------------------------------------------------------------
 @scenario
 async def temp_state_visible_in_run_never_stored(driver: Driver) -> list[Event]:
@@ -96,7 +87,7 @@ async def temp_state_visible_in_run_never_stored(driver: Driver) -> list[Event]:
         return {"scratch": tool_context.state.get("temp:scratch")}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return [function_call_response("remember"), function_call_response("recall"), text_response("ok")][len(done)]
 
     agent = LlmAgent(name="scratcher", model=ScriptedModel(script), tools=[remember, recall])
@@ -118,7 +109,7 @@ async def app_and_user_state_shared(driver: Driver) -> list[Event]:
         return {"stored": key}
 
     def script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):
+        if tool_responses_this_turn(request):
             return text_response("stored")
         key, value = last_text(request).split("=")
         return function_call_response("note", {"key": key, "value": value})
@@ -225,7 +216,7 @@ async def loop_stops_on_exit_loop_and_max_iterations(driver: Driver) -> list[Eve
     counts = {"critic": 0}
 
     def critic_script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request) and request.contents[-1].parts[0].function_response:
+        if tool_responses_this_turn(request) and request.contents[-1].parts[0].function_response:
             return text_response("stopping")
         counts["critic"] += 1
         if counts["critic"] >= 2:
@@ -255,7 +246,7 @@ async def tool_exception_becomes_error_response(driver: Driver) -> list[Event]:
         return {"quotient": a / b}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if not done:
             return function_call_response("divide", {"a": 1, "b": 0})
         if len(done) == 1:
@@ -336,7 +327,7 @@ async def on_tool_error_sees_the_tools_own_exception_class(driver: Driver) -> li
     plan = [("fail", "value"), ("fail", "key"), ("fail", "empty"), ("fail", "stock"), ("fail_retried", "x")]
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if len(done) < len(plan):
             name, kind = plan[len(done)]
             return function_call_response(name, {"kind": kind})
@@ -381,7 +372,7 @@ async def idempotency_key_is_per_call_and_derived_from_ids(driver: Driver) -> li
     ])
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if not done:
             return two_calls
         if len(done) == 2:
@@ -414,7 +405,7 @@ async def sync_tools_run_in_activities_and_inline(driver: Driver) -> list[Event]
     plan = [function_call_response("add", {"a": 2, "b": 3}), function_call_response("shout", {"text": "done"})]
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return plan[len(done)] if len(done) < len(plan) else text_response(f"results: {done}")
 
     inline = FunctionTool(add, execution=ToolExecution(mode="inline"))
@@ -437,7 +428,7 @@ async def other_agents_output_reaches_a_model_fenced(driver: Driver) -> list[Eve
         return {"found": f"notes on {topic}"}
 
     def drafter_script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):
+        if tool_responses_this_turn(request):
             return text_response(injection)
         return function_call_response("lookup", {"topic": "tides"})
 
@@ -471,7 +462,7 @@ async def confirmation_pauses_and_reply_runs_tool(driver: Driver) -> list[Event]
         return {"sent": amount}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if not done:
             return function_call_response("transfer_money", {"amount": 50})
         return text_response(f"result: {done[-1]}")
@@ -524,7 +515,7 @@ async def plugin_short_circuits_model_and_tool(driver: Driver) -> list[Event]:
         return {"wiped": True}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"after: {done[0]}") if done else function_call_response("wipe")
 
     model = ScriptedModel(script)

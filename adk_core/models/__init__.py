@@ -6,7 +6,7 @@ Providers (imported on demand by the registry): ``adk_core.models.gemini.GeminiM
 
 from .base import FunctionDeclaration, GenerateContentConfig, LlmRequest, LlmResponse, Model, UsageMetadata
 from .registry import register_model, resolve_model
-from .scripted import ScriptedModel, function_call_response, text_response
+from .scripted import ScriptedModel, function_call_response, text_response, tool_responses_this_turn
 
 __all__ = [
     "FunctionDeclaration",
@@ -20,4 +20,5 @@ __all__ = [
     "register_model",
     "resolve_model",
     "text_response",
+    "tool_responses_this_turn",
 ]

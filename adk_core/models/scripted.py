@@ -15,6 +15,17 @@ ScriptItem = LlmResponse | str | Content | Part | list[LlmResponse]
 ScriptFunction = Callable[[LlmRequest], ScriptItem | Awaitable[ScriptItem]]
 
 
+def tool_responses_this_turn(request: LlmRequest) -> list[dict[str, Any]]:
+    """The tool results the request carries since the user's latest words (the newest user content
+    with text), oldest first: what a script function usually decides its next answer by."""
+    found: list[dict[str, Any]] = []
+    for content in reversed(request.contents):
+        if content.role == "user" and any(p.text for p in content.parts):
+            break
+        found[:0] = [p.function_response.response for p in content.parts if p.function_response is not None]
+    return found
+
+
 def text_response(text: str) -> LlmResponse:
     return LlmResponse(content=Content(role="model", parts=[Part(text=text)]), turn_complete=True)
 

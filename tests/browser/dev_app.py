@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool, LongRunningFunctionTool
-from tests.scenarios import responses_since_user_text
 
 
 def get_balance(account: str) -> dict:
@@ -27,7 +26,7 @@ def open_ticket(topic: str) -> dict:
 
 
 def _teller(request: LlmRequest) -> Any:
-    done = responses_since_user_text(request)
+    done = tool_responses_this_turn(request)
     if not done:
         return function_call_response("get_balance", {"account": "checking"})
     if len(done) == 1:
@@ -39,7 +38,7 @@ def _teller(request: LlmRequest) -> Any:
 
 
 def _helpdesk(request: LlmRequest) -> Any:
-    done = responses_since_user_text(request)
+    done = tool_responses_this_turn(request)
     if not done:
         return function_call_response("open_ticket", {"topic": "vpn"})
     if done[-1].get("status") == "pending":

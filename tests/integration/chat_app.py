@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool
-from tests.scenarios import responses_since_user_text
 
 
 def send_money(amount: int) -> dict:
@@ -16,7 +15,7 @@ def send_money(amount: int) -> dict:
 
 
 def _script(request: LlmRequest) -> Any:
-    done = responses_since_user_text(request)
+    done = tool_responses_this_turn(request)
     if not done:
         return function_call_response("send_money", {"amount": 50})
     return text_response(f"result: {done[-1]}")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool
-from tests.scenarios import responses_since_user_text, user_said
+from tests.scenarios import user_said
 
 
 def refund(invoice: int) -> dict[str, Any]:
@@ -17,7 +17,7 @@ def refund(invoice: int) -> dict[str, Any]:
 
 
 def _script(request: LlmRequest) -> Any:
-    done = responses_since_user_text(request)
+    done = tool_responses_this_turn(request)
     if done:
         return text_response(f"Done: {done[-1]}")
     if "refund" in user_said(request).lower():

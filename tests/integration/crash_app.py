@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool
 from adk_core.tools.execution import RetryOptions, ToolExecution
 
@@ -52,17 +52,8 @@ async def add(a: int, b: int) -> dict:
     return {"sum": a + b}
 
 
-def _responses_this_turn(request: LlmRequest) -> int:
-    n = 0
-    for content in reversed(request.contents):
-        if content.role == "user" and any(p.text for p in content.parts):
-            break
-        n += sum(1 for p in content.parts if p.function_response is not None)
-    return n
-
-
 def script(request: LlmRequest) -> LlmResponse:
-    n = _responses_this_turn(request)
+    n = len(tool_responses_this_turn(request))
     if n == 0:
         return function_call_response("slow_step", {"step": 1})
     if n == 1:
@@ -78,7 +69,7 @@ class SlowOnceModel:
         return "slow-once"
 
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
-        if _responses_this_turn(request) == 1:
+        if len(tool_responses_this_turn(request)) == 1:
             await _hang_once(MODEL_MARKER)
         yield script(request)
 

@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +23,7 @@ async def test_a_non_json_state_value_is_refused_before_it_reaches_a_tool_activi
         tool_context.state["temp:client"] = object()
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"model saw: {done[0]['error']}") if done else function_call_response("lookup")
 
     agent = LlmAgent(name="a", model=ScriptedModel(script), tools=[lookup], before_tool_callback=stash_object)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from adk_core import AgentExecution, App, InMemoryRunner, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import AgentTool
 from tests.integration.conftest import DurableStack
-from tests.scenarios import comparable, responses_since_user_text
+from tests.scenarios import comparable
 from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
@@ -65,7 +65,7 @@ def _caller(child: bool) -> LlmAgent:
     )
 
     def caller_script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"caller got {done[0]['result']}") if done else function_call_response(
             "helper", {"request": "the report"}
         )

@@ -13,10 +13,9 @@ import pytest
 
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import AdkError
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adkt.client import AdkClient, MessageRejectedError, TurnFailedError
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +34,7 @@ def _echo_state(key: str, value: str) -> dict:
 
 async def test_odd_inputs_give_answers_or_typed_errors_and_leave_nothing_running(durable_stack: DurableStack) -> None:
     def script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):
+        if tool_responses_this_turn(request):
             return text_response("done")
         text = request.contents[-1].parts[-1].text or ""
         if text.startswith("tool"):

@@ -12,12 +12,12 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool, LongRunningFunctionTool
 from adk_core.tools.function_tool import CONFIRMATION_REJECTED_ERROR
 from adkt.client import MessageRejectedError
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text, user_said
+from tests.scenarios import user_said
 from workflows import (
     AgentRunInput,
     AgentRunWorkflow,
@@ -42,7 +42,7 @@ def _confirm_app(durable_stack: DurableStack, transfers: list[int]) -> App:
         return {"sent": amount}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if not done:
             return function_call_response("transfer_money", {"amount": 50})
         return text_response(f"result: {done[-1]}")
@@ -141,7 +141,7 @@ async def test_long_running_tool_result_arrives_by_reply(durable_stack: DurableS
         return {"status": "pending", "ticket": f"T-{name}"}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if not done:
             return function_call_response("start_job", {"name": "report"})
         if done[-1].get("status") == "pending":
@@ -181,7 +181,7 @@ async def test_conversation_keeps_history_and_state_across_continue_as_new(
         return {"fact": tool_context.state.get("fact")}
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         said = user_said(request)
         if done:
             return text_response(f"ok {done[-1]}")

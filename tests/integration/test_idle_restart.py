@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adkt.client import AdkClient
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
@@ -24,7 +23,7 @@ async def test_idle_conversation_ends_and_the_next_message_restarts_it(durable_s
         return {"ok": True}
 
     def script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):
+        if tool_responses_this_turn(request):
             return text_response("noted")
         texts = [p.text for c in request.contents for p in c.parts if p.text]
         if texts[-1].startswith("remember"):

@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.types import Content, Part
 from adkt.client import TurnFailedError
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
@@ -35,7 +34,7 @@ async def test_a_large_model_answer_tool_result_and_user_message_complete_once(d
         return {"report": big_result}
 
     def script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):
+        if tool_responses_this_turn(request):
             return text_response(f"the report has {len(str(request.contents[-1].parts[0].function_response.response))} chars")
         last = request.contents[-1].parts[-1]
         if last.text == "report":

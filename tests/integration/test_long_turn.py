@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from tests.integration.conftest import DurableStack
 from workflows import session_workflow_id
 
@@ -27,11 +27,7 @@ async def step(i: int) -> dict:
 
 
 def _script(request: LlmRequest) -> LlmResponse:
-    n = 0
-    for content in reversed(request.contents):
-        if content.role == "user" and any(p.text for p in content.parts):
-            break
-        n += sum(1 for p in content.parts if p.function_response is not None)
+    n = len(tool_responses_this_turn(request))
     return function_call_response("step", {"i": n}) if n < CALLS else text_response(f"done after {n}")
 
 

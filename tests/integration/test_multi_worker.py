@@ -12,10 +12,9 @@ from temporalio.client import Client
 from temporalio.runtime import Runtime, TelemetryConfig
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adkt.client import AdkClient, connect
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 from worker import build_worker
 from workflows import AdkPlugin, session_workflow_id
 
@@ -29,7 +28,7 @@ async def test_two_workers_share_a_conversation(durable_stack: DurableStack) -> 
 
     def script(request: LlmRequest) -> Any:
         users = [c for c in request.contents if c.role == "user" and any(p.text for p in c.parts)]
-        if not responses_since_user_text(request):
+        if not tool_responses_this_turn(request):
             return function_call_response("count", {"n": len(users)})
         return text_response(f"turn {len(users)} saw {len(request.contents)} contents")
 

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 
 from adk_core import AgentExecution, App, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.simulator import SessionView, SimulatorPlugin, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.tools import AgentTool
 from adkt.web.deliver import temporal_deliver
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
@@ -51,7 +50,7 @@ async def test_an_agent_tool_child_workflow_waits_for_a_person(durable_stack: Du
                      execution=AgentExecution(child_workflow=True))
 
     def caller_script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"caller got {done[0]['result']}") if done else function_call_response(
             "helper", {"request": "the report"})
 

@@ -21,13 +21,12 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core import AgentExecution, App, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import AgentTool
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer, temporal_binary
 from adkt.search_attributes import ADK_APP, ADK_USER, SearchAttributesMissingError, create_command
 from tests.integration.conftest import DurableStack
-from tests.scenarios import responses_since_user_text
 from workflows import session_workflow_id
 from workflows.summaries import session_summary
 
@@ -45,7 +44,7 @@ def _support_agent() -> LlmAgent:
     )
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"found: {done[0]['result']}") if done else function_call_response(
             "invoice_helper", {"request": "invoice 42"}
         )

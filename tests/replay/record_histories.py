@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool
 from examples import w1
 
@@ -36,11 +36,7 @@ def transfer_money(amount: int) -> dict:
 
 
 def _confirm_script(request: LlmRequest) -> Any:
-    done = []
-    for content in reversed(request.contents):
-        if content.role == "user" and any(p.text for p in content.parts):
-            break
-        done[:0] = [p.function_response.response for p in content.parts if p.function_response]
+    done = tool_responses_this_turn(request)
     if not done:
         return function_call_response("transfer_money", {"amount": 50})
     return text_response(f"result: {done[-1]}")

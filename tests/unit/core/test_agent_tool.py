@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from adk_core import AgentTool, InMemoryRunner, LlmAgent, LlmRequest, ScriptedModel, ToolContext
-from adk_core.models import function_call_response, text_response
-from tests.scenarios import responses_since_user_text, user_said
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from tests.scenarios import user_said
 
 
 def note(finding: str, tool_context: ToolContext) -> dict:
@@ -17,7 +17,7 @@ def note(finding: str, tool_context: ToolContext) -> dict:
 
 def _child() -> LlmAgent:
     def script(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):
+        if tool_responses_this_turn(request):
             return text_response(f"researched: {user_said(request)}")
         return function_call_response("note", {"finding": "X is 42"})
 
@@ -33,7 +33,7 @@ def _child() -> LlmAgent:
 
 def _parent(tool: AgentTool) -> LlmAgent:
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if done:
             return text_response(f"summary of {done[0]['result']}")
         return function_call_response("researcher", {"request": "find X"})

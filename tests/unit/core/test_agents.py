@@ -8,8 +8,8 @@ import pytest
 
 from adk_core import InMemoryRunner, LlmAgent, LlmRequest, ScriptedModel, SequentialAgent
 from adk_core.errors import ConfigurationError
-from adk_core.models import function_call_response, text_response
-from tests.scenarios import responses_since_user_text, user_said
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from tests.scenarios import user_said
 
 
 def _leaf(name: str, **kwargs: Any) -> LlmAgent:
@@ -93,7 +93,7 @@ def test_missing_model_error_says_how_to_fix() -> None:
 # --- transfer targets, as the model sees them ----------------------------------------------------
 def _transfer_tree() -> tuple[LlmAgent, dict[str, LlmAgent]]:
     def route(request: LlmRequest) -> Any:
-        if responses_since_user_text(request):  # the transfer was refused
+        if tool_responses_this_turn(request):  # the transfer was refused
             return text_response("staying")
         return function_call_response("transfer_to_agent", {"agent_name": user_said(request)})
 

@@ -16,8 +16,7 @@ from adk_core import (
     ScriptedModel,
 )
 from adk_core.errors import ConfigurationError, ModelError
-from adk_core.models import function_call_response, text_response
-from tests.scenarios import responses_since_user_text
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 
 ran: list[str] = []
 
@@ -35,7 +34,7 @@ def explode(x: int) -> dict:
 
 def _tool_model(tool: str) -> ScriptedModel:
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"got {done[0]}") if done else function_call_response(tool, {"x": 21})
 
     return ScriptedModel(script)

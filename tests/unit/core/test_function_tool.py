@@ -19,9 +19,8 @@ from adk_core import (
     ScriptedModel,
     ToolContext,
 )
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.sessions import InMemorySessionService
-from tests.scenarios import responses_since_user_text
 
 calls: list[tuple[str, Any]] = []
 
@@ -56,7 +55,7 @@ async def by_name(key: str, tool_context) -> dict:  # noqa: ANN001  (unannotated
 
 def _scripted(plan: list[Any]) -> ScriptedModel:
     """Answers plan[n] where n = function responses since the user's text (any process, any order)."""
-    return ScriptedModel(lambda request: plan[len(responses_since_user_text(request))])
+    return ScriptedModel(lambda request: plan[len(tool_responses_this_turn(request))])
 
 
 def test_declaration_from_signature_and_docstring_hides_the_context() -> None:
@@ -90,7 +89,7 @@ async def test_sync_and_async_functions_run_and_results_reach_the_model() -> Non
     results = [r.response for e in events for r in e.function_responses()]
     assert results == [{"product": 6}, {"result": "hello Ada"}]  # non-dict results are wrapped
     last_request = model.requests[-1]
-    assert responses_since_user_text(last_request) == results
+    assert tool_responses_this_turn(last_request) == results
     assert events[-1].text == "finished"
 
 
@@ -122,7 +121,7 @@ async def test_invalid_arguments_become_an_error_the_model_sees() -> None:
     agent = LlmAgent(name="worker", model=model, tools=[sync_multiply])
     events = await InMemoryRunner(agent).run("go")
     assert calls == [], "the function must not run with bad arguments"
-    error = responses_since_user_text(model.requests[1])[0]["error"]
+    error = tool_responses_this_turn(model.requests[1])[0]["error"]
     assert error.startswith("Invalid arguments for tool 'sync_multiply':")
     assert "- a: Input should be a valid integer" in error and "Fix these arguments" in error
     assert events[-1].text == "sorry"
@@ -131,7 +130,7 @@ async def test_invalid_arguments_become_an_error_the_model_sees() -> None:
 async def test_missing_required_argument_is_reported() -> None:
     model = _scripted([function_call_response("async_greet", {}), text_response("ok")])
     await InMemoryRunner(LlmAgent(name="worker", model=model, tools=[async_greet])).run("go")
-    assert "- name: missing required argument" in responses_since_user_text(model.requests[1])[0]["error"]
+    assert "- name: missing required argument" in tool_responses_this_turn(model.requests[1])[0]["error"]
 
 
 def test_request_carries_declarations_and_the_tool_map() -> None:

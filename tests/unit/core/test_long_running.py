@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from adk_core import Content, InMemoryRunner, LlmAgent, LlmRequest, LongRunningFunctionTool, ScriptedModel
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.types import Part
-from tests.scenarios import responses_since_user_text
 
 requested: list[int] = []
 
@@ -19,7 +18,7 @@ def ask_for_approval(amount: int) -> None:
 
 
 def _refunds_script(request: LlmRequest) -> Any:
-    done = responses_since_user_text(request)
+    done = tool_responses_this_turn(request)
     if done:
         return text_response(f"refund decision: {done[-1]}")
     return function_call_response("ask_for_approval", {"amount": 50})

@@ -19,10 +19,9 @@ from adk_core import (
     ToolContext,
 )
 from adk_core.errors import ConfigurationError, InvalidInputError
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import load_artifacts, load_memory
 from adk_core.types import Part
-from tests.scenarios import responses_since_user_text
 
 
 def _session(user: str = "u", *texts: str) -> Session:
@@ -61,7 +60,7 @@ async def test_load_memory_tool_in_a_run() -> None:
     await memory.add_session_to_memory(_session("user", "My favourite colour is teal"))
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         if done:
             return text_response("; ".join(m["text"] for m in done[0]["memories"]))
         return function_call_response("load_memory", {"query": "favourite colour"})
@@ -138,7 +137,7 @@ async def test_tool_context_save_artifact_records_the_artifact_delta() -> None:
         return {"versions": [first, second]}
 
     def script(request: LlmRequest) -> Any:
-        return text_response("saved") if responses_since_user_text(request) else function_call_response(
+        return text_response("saved") if tool_responses_this_turn(request) else function_call_response(
             "write_report", {"title": "Q3"}
         )
 

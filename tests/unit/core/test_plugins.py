@@ -8,9 +8,8 @@ import pytest
 
 from adk_core import App, BasePlugin, Content, Event, InMemoryRunner, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import ConfigurationError
-from adk_core.models import function_call_response, text_response
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.plugins import PluginManager
-from tests.scenarios import responses_since_user_text
 
 
 def double(x: int) -> dict:
@@ -50,7 +49,7 @@ def _agent(calls: list[str], model: ScriptedModel | None = None) -> LlmAgent:
         return callback
 
     def script(request: LlmRequest) -> Any:
-        done = responses_since_user_text(request)
+        done = tool_responses_this_turn(request)
         return text_response(f"answer {done}") if done else function_call_response("double", {"x": 2})
 
     return LlmAgent(

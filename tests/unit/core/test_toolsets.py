@@ -16,8 +16,7 @@ from adk_core import (
     ToolContext,
 )
 from adk_core.errors import ConfigurationError, ToolError
-from adk_core.models import function_call_response, text_response
-from tests.scenarios import responses_since_user_text
+from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 
 
 def unlock(tool_context: ToolContext) -> dict:
@@ -58,7 +57,7 @@ class BrokenToolset:
 
 
 def _script(plan: list[Any]) -> ScriptedModel:
-    return ScriptedModel(lambda request: plan[len(responses_since_user_text(request))])
+    return ScriptedModel(lambda request: plan[len(tool_responses_this_turn(request))])
 
 
 async def test_toolset_tools_are_resolved_per_model_call() -> None:
