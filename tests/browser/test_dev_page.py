@@ -7,11 +7,8 @@ ADK_SCREENSHOT_DIR=docs/img refreshes the screenshots in docs/web.md."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 import uuid
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -23,13 +20,12 @@ from adkt.web.api.backend import ApiBackend
 from adkt.web.api.models import AppInfo
 from adkt.web.serve import durable_service, serving
 from tests.browser import dev_app
+from tests.browser.conftest import Screenshots
 from tests.integration.conftest import DurableStack
 from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = os.environ.get("ADK_CHROMIUM", "/usr/bin/chromium")
-SCREENSHOTS = os.environ.get("ADK_SCREENSHOT_DIR")
 TEMPORAL_UI = "http://localhost:8233"
 
 
@@ -56,9 +52,9 @@ async def _store_eval_run(database_url: str, run_id: str, app_name: str) -> None
         await store.close()
 
 
-async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack, tmp_path: Path) -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no chromium at {CHROMIUM}: apt-get install chromium (.ci/run does), or set ADK_CHROMIUM")
+async def test_chat_stream_and_approve_from_the_page(
+    durable_stack: DurableStack, chromium: str, screenshots: Screenshots
+) -> None:
     from playwright.async_api import async_playwright, expect
 
     app = durable_stack.register(dev_app.teller(f"bank_{uuid.uuid4().hex[:6]}"))
@@ -69,16 +65,9 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
     infos = [AppInfo(name=a.name, agent=a.root_agent.name, description=a.root_agent.description) for a in (app, other)]
     backend = ApiBackend.open(durable_stack.client, durable_stack.database_url, apps=infos, temporal_ui=TEMPORAL_UI)
     simulator = durable_service(durable_stack.database_url, durable_stack.client.client)
-    shots: list[Path] = []
-
-    async def shot(page, name: str) -> None:
-        path = tmp_path / f"{name}.png"
-        await page.screenshot(path=str(path), full_page=True)
-        shots.append(path)
-
     try:
         async with serving(simulator, port=0, api=backend) as base, async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            browser = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = await browser.new_page(viewport={"width": 1280, "height": 860})
             await page.goto(f"{base}/#/chat/{app.name}/ana/{session_id}")
             await expect(page.get_by_test_id("empty")).to_be_visible()
@@ -96,7 +85,7 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
             await expect(page.get_by_test_id("running")).to_have_count(0)
             await log.get_by_test_id("call-get_balance").locator("summary").click()  # expandable
             await expect(log.get_by_test_id("call-get_balance").locator("pre")).to_contain_text('"account": "checking"')
-            await shot(page, "dev-confirm")
+            await screenshots.take(page, "dev-confirm")
 
             await card.get_by_test_id("approve").click()
             await expect(log).to_contain_text("Done: sent 50 to Ana; the balance was 1200.", timeout=30_000)
@@ -107,7 +96,7 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
             await expect(page.get_by_test_id("workflow-link")).to_have_attribute(
                 "href", f"{TEMPORAL_UI}/namespaces/default/workflows/{quote(workflow_id, safe='')}"
             )
-            await shot(page, "dev-chat")
+            await screenshots.take(page, "dev-chat")
 
             # Reloaded, the conversation comes back from the store, with nothing waiting.
             await page.reload()
@@ -129,7 +118,7 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
             await expect(card.get_by_test_id("reply-error")).to_contain_text("not JSON")
             await card.get_by_test_id("tool-result").fill('{"status": "closed", "resolution": "router restarted"}')
             await expect(card.get_by_test_id("reply-error")).to_be_hidden()
-            await shot(page, "dev-long-running")
+            await screenshots.take(page, "dev-long-running")
             await card.get_by_test_id("send-result").click()
             await expect(page.get_by_test_id("log")).to_contain_text("Ticket closed: router restarted.", timeout=30_000)
             await expect(page.get_by_test_id("pending")).to_have_count(0)
@@ -140,7 +129,7 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
             await expect(page.get_by_test_id("run")).to_contain_text("examples.support_desk_evals:cases")
             await expect(page.get_by_test_id("cases")).to_contain_text("escalate_angry_customer")
             await expect(page.get_by_test_id("trials")).to_contain_text("tool_trajectory")
-            await shot(page, "dev-evals")
+            await screenshots.take(page, "dev-evals")
 
             await page.goto(f"{base}/sim")
             await expect(page.locator("#live")).to_have_text("live")
@@ -151,9 +140,7 @@ async def test_chat_stream_and_approve_from_the_page(durable_stack: DurableStack
         assert session is not None
         calls = [p.function_call.name for e in session.events if e.content for p in e.content.parts if p.function_call]
         assert calls[:2] == ["get_balance", "send_money"]
-        if SCREENSHOTS:
-            for path in shots:
-                shutil.copy(path, Path(SCREENSHOTS) / path.name)
+        screenshots.publish()
     finally:
         await backend.close()
         await simulator.store.close()

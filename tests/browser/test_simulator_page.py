@@ -5,54 +5,27 @@ generated from the tool's schema and then with text, and the run completes with 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import socket
 import uuid
-from pathlib import Path
 
 import pytest
 
-from adkt.web.serve import durable_service, server
+from adkt.web.serve import durable_service, serving
+from tests.browser.conftest import Screenshots
 from tests.integration import simulator_app
 from tests.integration.conftest import DurableStack
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = os.environ.get("ADK_CHROMIUM", "/usr/bin/chromium")
-SCREENSHOTS = os.environ.get("ADK_SCREENSHOT_DIR")
-"""Set to docs/img to refresh the screenshots in docs/simulator.md."""
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def test_a_person_answers_from_the_page(durable_stack: DurableStack, tmp_path: Path) -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no chromium at {CHROMIUM}: apt-get install chromium (.ci/run does), or set ADK_CHROMIUM")
+async def test_a_person_answers_from_the_page(durable_stack: DurableStack, chromium: str, screenshots: Screenshots) -> None:
     from playwright.async_api import async_playwright, expect
 
     app = durable_stack.register(simulator_app.single)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
     service = durable_service(durable_stack.database_url, durable_stack.client.client)
-    web = server(service, port=_free_port())
-    serving = asyncio.create_task(web.serve())
-    shots: list[Path] = []
-
-    async def shot(page, name: str) -> None:
-        path = tmp_path / f"{name}.png"
-        await page.screenshot(path=str(path), full_page=True)
-        shots.append(path)
-
     try:
-        while not web.started:
-            await asyncio.sleep(0.01)
-        base = f"http://127.0.0.1:{web.config.port}"
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        async with serving(service, port=0) as base, async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = await browser.new_page(viewport={"width": 1280, "height": 900})
             await page.goto(base + "/")
             await expect(page.locator("#live")).to_have_text("live")
@@ -62,7 +35,7 @@ async def test_a_person_answers_from_the_page(durable_stack: DurableStack, tmp_p
             # The list updates itself (SSE) when the run's request is stored.
             row = page.locator("tr", has_text=session_id)
             await expect(row.get_by_test_id("pending-count")).to_have_text("1 waiting", timeout=30_000)
-            await shot(page, "simulator-sessions")
+            await screenshots.take(page, "simulator-sessions")
 
             await row.locator("a").click()
             head = page.get_by_test_id("head-request")
@@ -77,7 +50,7 @@ async def test_a_person_answers_from_the_page(durable_stack: DurableStack, tmp_p
             await expect(page.get_by_test_id("composer-error")).to_contain_text("Fix the highlighted arguments")
             await expect(page.get_by_test_id("composer")).to_contain_text("required")
             await page.get_by_test_id("arg-city").fill("Lisbon")
-            await shot(page, "simulator-session")
+            await screenshots.take(page, "simulator-session")
             await page.get_by_test_id("submit").click()
 
             # The tool ran in the durable run; its result is in the next request, shown live.
@@ -86,7 +59,7 @@ async def test_a_person_answers_from_the_page(durable_stack: DurableStack, tmp_p
             await page.get_by_test_id("submit").click()
             await expect(page.get_by_test_id("no-head")).to_be_visible(timeout=30_000)
             await expect(page.get_by_test_id("timeline")).to_contain_text("Sunny in Lisbon")
-            await shot(page, "simulator-timeline")
+            await screenshots.take(page, "simulator-timeline")
             await browser.close()
 
         result = await asyncio.wait_for(run, 30)
@@ -95,10 +68,6 @@ async def test_a_person_answers_from_the_page(durable_stack: DurableStack, tmp_p
         calls = [p.function_call for e in session.events if e.content for p in e.content.parts if p.function_call]
         assert [(c.name, c.args) for c in calls] == [("get_weather", {"city": "Lisbon", "days": 2})]
         assert session.events[-1].content.text == "Sunny in Lisbon for the next **2 days**."
-        if SCREENSHOTS:
-            for path in shots:
-                shutil.copy(path, Path(SCREENSHOTS) / path.name)
+        screenshots.publish()
     finally:
-        web.should_exit = True
-        await serving
         await service.store.close()
