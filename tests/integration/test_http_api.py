@@ -5,6 +5,7 @@ the API, and the 4xx answers to bad input."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -320,22 +321,23 @@ async def test_eval_runs_are_readable(api: Api, durable_stack: DurableStack) -> 
     _error(await api.http.get("/api/v1/evals/runs/nope"), 404, "NotFoundError")
 
 
-@pytest.mark.parametrize("command", ["api", "web"])
-async def test_adkt_api_and_web_commands(command: str, api: Api, durable_stack: DurableStack, tmp_path: Path) -> None:
-    """The commands as a user runs them, against a configured Temporal and Postgres; Ctrl-C stops them."""
+@contextlib.asynccontextmanager
+async def _adkt_serving(
+    args: list[str], env: dict[str, str], log: Path, *, start_seconds: float, stop_seconds: float
+) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, Any]]]:
+    """``python -m adkt.main *args --port P`` on a free port, as a user runs it. Yields an HTTP client
+    for it and its /api/v1/apps, once it answers (within ``start_seconds``); then Ctrl-C, after which
+    it must exit cleanly (within ``stop_seconds``), without a traceback."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "ADK_DIR": str(tmp_path), "ADK_TASK_QUEUE": durable_stack.task_queue}
-    args = [sys.executable, "-m", "adkt.main", command, "--app", api.helpdesk, "--port", str(port),
-            "--address", durable_stack.address, "--database-url", durable_stack.database_url,
-            "--temporal-ui", "http://ui.example:8233"]  # fmt: skip
-    log = tmp_path / "log.txt"
+    command = args[0]
     with log.open("wb") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        process = subprocess.Popen([sys.executable, "-m", "adkt.main", *args, "--port", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)  # fmt: skip
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
-            for _ in range(200):  # bounded: 20 s for the command to start
+            for _ in range(int(start_seconds * 10)):  # bounded
                 if process.poll() is not None:
                     pytest.fail(f"adkt {command} exited: {log.read_text()}")
                 try:
@@ -344,61 +346,50 @@ async def test_adkt_api_and_web_commands(command: str, api: Api, durable_stack: 
                 except httpx.TransportError:
                     await asyncio.sleep(0.1)
             else:
-                pytest.fail(f"adkt {command} did not answer in 20 s: {log.read_text()}")
-            assert [a["name"] for a in apps["apps"]] == [api.helpdesk]
-            assert apps["temporal_ui"] == "http://ui.example:8233"
-            turn = (await http.post(api.session(api.helpdesk, "cli", _unique("s"), "/messages"), json={"text": "vpn"})).json()
-            assert turn["final_text"] == "Opened T-vpn; waiting for it to close."
-            root = await http.get("/")
-            if command == "web":
-                assert root.headers["content-type"].startswith("text/html") and "dev.js" in root.text
-                assert apps["simulator_page"] == "/sim" and (await http.get("/sim")).status_code == 200
-            else:
-                assert root.json()["openapi"] == "/api/v1/openapi.json" and apps["simulator_page"] is None
+                pytest.fail(f"adkt {command} did not answer in {start_seconds:.0f} s: {log.read_text()}")
+            yield http, apps
     finally:
         process.send_signal(signal.SIGINT)
-        code = await asyncio.to_thread(process.wait, 30)
+        code = await asyncio.to_thread(process.wait, stop_seconds)
     assert code in (0, 130), log.read_text()
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+@pytest.mark.parametrize("command", ["api", "web"])
+async def test_adkt_api_and_web_commands(command: str, api: Api, durable_stack: DurableStack, tmp_path: Path) -> None:
+    """The commands as a user runs them, against a configured Temporal and Postgres; Ctrl-C stops them."""
+    env = {**os.environ, "ADK_DIR": str(tmp_path), "ADK_TASK_QUEUE": durable_stack.task_queue}
+    args = [command, "--app", api.helpdesk, "--address", durable_stack.address,
+            "--database-url", durable_stack.database_url, "--temporal-ui", "http://ui.example:8233"]  # fmt: skip
+    async with _adkt_serving(args, env, tmp_path / "log.txt", start_seconds=20, stop_seconds=30) as (http, apps):
+        assert [a["name"] for a in apps["apps"]] == [api.helpdesk]
+        assert apps["temporal_ui"] == "http://ui.example:8233"
+        turn = (await http.post(api.session(api.helpdesk, "cli", _unique("s"), "/messages"), json={"text": "vpn"})).json()
+        assert turn["final_text"] == "Opened T-vpn; waiting for it to close."
+        root = await http.get("/")
+        if command == "web":
+            assert root.headers["content-type"].startswith("text/html") and "dev.js" in root.text
+            assert apps["simulator_page"] == "/sim" and (await http.get("/sim")).status_code == 200
+        else:
+            assert root.json()["openapi"] == "/api/v1/openapi.json" and apps["simulator_page"] is None
 
 
 async def test_adkt_web_with_nothing_configured_serves_its_apps_from_an_embedded_stack(tmp_path: Path) -> None:
     """No Temporal configured, no `adkt dev`: the command starts Temporal (with its UI) and Postgres
     for its --app apps, and the page's workflow links point at that UI."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
     env["ADK_DIR"] = str(tmp_path / "adk")
-    log = tmp_path / "log.txt"
-    with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "adkt.main", "web", "--app", "examples.w1:app", "--port", str(port)],
-                                   stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)  # fmt: skip
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
-            for _ in range(600):  # bounded: 60 s for Temporal and Postgres to start
-                if process.poll() is not None:
-                    pytest.fail(f"adkt web exited: {log.read_text()}")
-                try:
-                    apps = (await http.get("/api/v1/apps")).json()
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-            else:
-                pytest.fail(f"adkt web did not answer in 60 s: {log.read_text()}")
-            assert [a["name"] for a in apps["apps"]] == ["w1"]
-            assert apps["temporal_ui"] and apps["temporal_ui"].startswith("http://127.0.0.1:")
-            path = "/api/v1/apps/w1/users/u/sessions/s1"
-            turn = (await http.post(path + "/messages", json={"text": "Please add 1 and 2."})).json()
-            assert turn["final_text"], turn
-            session = (await http.get(path)).json()
-            assert session["workflow_url"].startswith(apps["temporal_ui"] + "/namespaces/default/workflows/")
-            assert (await http.get(apps["temporal_ui"])).status_code == 200
-    finally:
-        process.send_signal(signal.SIGINT)
-        code = await asyncio.to_thread(process.wait, 60)
-    assert code in (0, 130), log.read_text()
-    assert "Traceback" not in log.read_text(), log.read_text()
+    args = ["web", "--app", "examples.w1:app"]
+    # Starting Temporal and Postgres takes a while on a loaded machine: up to 60 s.
+    async with _adkt_serving(args, env, tmp_path / "log.txt", start_seconds=60, stop_seconds=60) as (http, apps):
+        assert [a["name"] for a in apps["apps"]] == ["w1"]
+        assert apps["temporal_ui"] and apps["temporal_ui"].startswith("http://127.0.0.1:")
+        path = "/api/v1/apps/w1/users/u/sessions/s1"
+        turn = (await http.post(path + "/messages", json={"text": "Please add 1 and 2."})).json()
+        assert turn["final_text"], turn
+        session = (await http.get(path)).json()
+        assert session["workflow_url"].startswith(apps["temporal_ui"] + "/namespaces/default/workflows/")
+        assert (await http.get(apps["temporal_ui"])).status_code == 200
 
 
 async def test_a_quiet_stream_gets_keepalives_and_keeps_its_order() -> None:
