@@ -38,7 +38,6 @@ import pstats
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -49,9 +48,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))  # _floor, also when a subprocess imports this module
+sys.path.insert(0, str(ROOT / "bench"))  # _floor and _stack, also when a subprocess imports this module
 
 from _floor import SandboxedFloorWorkflow  # noqa: E402
+from _stack import bench_stack  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 from temporalio import activity, workflow  # noqa: E402
@@ -63,8 +63,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
 from activities import AdkActivities, AppRegistry  # noqa: E402
 from activities.contracts import GENERATE_CONTENT  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
-from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer  # noqa: E402
-from adkt.services import open_services  # noqa: E402
+from adkt.embedded import TEMPORAL_DEV_ARGS  # noqa: E402
 from examples import w1  # noqa: E402
 from worker import build_worker  # noqa: E402
 from workflows import AdkPlugin, session_workflow_id  # noqa: E402
@@ -249,36 +248,30 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
     }
-    tmp = tempfile.TemporaryDirectory(prefix="bench-durable-")
-    server = TemporalDevServer(port=0, headless=True, extra_args=dev_args)
-    pg = EmbeddedPostgres(Path(tmp.name) / "pg", durable=False)
     t0 = time.perf_counter()
-    await asyncio.gather(server.start(), pg.start())
-    console.print(f"[dim]dev server {server.address} ({mode}), postgres :{pg.port}, up in {time.perf_counter() - t0:.1f}s[/]")
-    try:
-        client = await connect(server.address)
+    async with bench_stack(dev_args) as stack:
+        address = stack.temporal.address
+        console.print(f"[dim]dev server {address} ({mode}), postgres :{stack.postgres.port}, "
+                      f"up in {time.perf_counter() - t0:.1f}s[/]")
+        client = await connect(address)
         adk = AdkClient(client, task_queue=TASK_QUEUE)
         adk_unsbx = AdkClient(client, task_queue=UNSANDBOXED_QUEUE)
         profiler_pool = ProfilingExecutor(max_workers=max(4, WORKER_OPTIONS["max_concurrent_workflow_tasks"]))
-        async with open_services(pg.url) as services:
-            main = build_worker(
-                client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
-                activities=[noop],
-                workflow_task_executor=profiler_pool, **services, **WORKER_OPTIONS,
-            )
-            unsbx = unsandboxed_worker(client, services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
-            async with main, unsbx:
-                await sequential(args, client, adk, adk_unsbx, results, console)
-                if not args.quick:
-                    await histories(client, adk, results, console)
-                    await concurrent_load(args, client, adk, results, console)
-                if args.profile:
-                    results["profile"] = await profile_turns(args, adk, profiler_pool, console)
+        main = build_worker(
+            client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
+            activities=[noop],
+            workflow_task_executor=profiler_pool, **stack.services, **WORKER_OPTIONS,
+        )
+        unsbx = unsandboxed_worker(client, stack.services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
+        async with main, unsbx:
+            await sequential(args, client, adk, adk_unsbx, results, console)
             if not args.quick:
-                results["peer"] = await peer_integration(args, server.address, results, console)
-    finally:
-        await asyncio.gather(server.stop(), pg.stop())
-        tmp.cleanup()
+                await histories(client, adk, results, console)
+                await concurrent_load(args, client, adk, results, console)
+            if args.profile:
+                results["profile"] = await profile_turns(args, adk, profiler_pool, console)
+        if not args.quick:
+            results["peer"] = await peer_integration(args, address, results, console)
     return results
 
 

@@ -21,7 +21,6 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -96,10 +95,10 @@ async def _timed(fn: Callable[[], Awaitable[EvalSuiteResult]], n: int, cpu: dict
 
 
 async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    from _stack import bench_stack
+
     from activities.eval_cases import load_cases
     from adkt.client import connect
-    from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
-    from adkt.services import open_services
     from worker import build_worker
     from workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 
@@ -112,33 +111,28 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
     wall[sequential] = await _timed(lambda: run_eval_suite(suite, parallel=False), len(suite), cpu, sequential)
     wall[parallel] = await _timed(lambda: run_eval_suite(suite, max_concurrency=args.parallel), len(suite), cpu, parallel)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        async with (
-            TemporalDevServer(port=0, headless=True, extra_args=TEMPORAL_DEV_ARGS) as temporal,
-            EmbeddedPostgres(Path(tmp) / "pg", durable=False) as postgres,
-        ):
-            url = postgres.url
-            client = await connect(temporal.address, namespace=temporal.namespace, database_url=url)
-            async with open_services(url) as services:
-                worker = build_worker(client, [], task_queue="bench-eval", eval_cases=[SUITE], **services, **WORKER_OPTIONS)
-                task = asyncio.create_task(worker.run())
+    async with bench_stack() as stack:
+        client = await connect(stack.temporal.address, namespace=stack.temporal.namespace,
+                               database_url=stack.database_url)
+        worker = build_worker(client, [], task_queue="bench-eval", eval_cases=[SUITE], **stack.services, **WORKER_OPTIONS)
+        task = asyncio.create_task(worker.run())
 
-                async def durable(concurrency: int | None, selected: list[str] = names) -> EvalSuiteRunResult:
-                    run_id = f"bench-{uuid.uuid4().hex[:8]}"
-                    return await client.execute_workflow(
-                        EvalSuiteWorkflow.run,
-                        EvalSuiteInput(suite=SUITE, run_id=run_id, cases=selected, max_concurrency=concurrency),
-                        id=f"adk-eval/{run_id}", task_queue="bench-eval", result_type=EvalSuiteRunResult,
-                    )
+        async def durable(concurrency: int | None, selected: list[str] = names) -> EvalSuiteRunResult:
+            run_id = f"bench-{uuid.uuid4().hex[:8]}"
+            return await client.execute_workflow(
+                EvalSuiteWorkflow.run,
+                EvalSuiteInput(suite=SUITE, run_id=run_id, cases=selected, max_concurrency=concurrency),
+                id=f"adk-eval/{run_id}", task_queue="bench-eval", result_type=EvalSuiteRunResult,
+            )
 
-                try:
-                    console.print("durable: warm-up (5 cases)")
-                    await durable(None, names[:5])
-                    for name, concurrency in (("durable_sequential", 1), ("durable_parallel", args.parallel)):
-                        wall[name] = await _timed(lambda c=concurrency: durable(c), len(suite), cpu, name)
-                finally:
-                    await worker.shutdown()
-                    await asyncio.gather(task, return_exceptions=True)
+        try:
+            console.print("durable: warm-up (5 cases)")
+            await durable(None, names[:5])
+            for name, concurrency in (("durable_sequential", 1), ("durable_parallel", args.parallel)):
+                wall[name] = await _timed(lambda c=concurrency: durable(c), len(suite), cpu, name)
+        finally:
+            await worker.shutdown()
+            await asyncio.gather(task, return_exceptions=True)
     return {
         "cases": len(suite), "latency_ms": args.latency_ms, "parallel": args.parallel or "all",
         "model_calls_per_case": 2, "wall_s": wall, "cpu_s": cpu, "cpus": os.cpu_count(),

@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -28,14 +27,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _stack import bench_stack  # noqa: E402
 from temporalio.api.history.v1 import History  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel  # noqa: E402
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
-from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer  # noqa: E402
-from adkt.services import open_services  # noqa: E402
 from worker import build_worker  # noqa: E402
 from workflows import session_workflow_id  # noqa: E402
 
@@ -86,28 +84,21 @@ async def run_histories(client: Client, workflow_id: str) -> list[dict[str, Any]
 
 
 async def bench(calls: int) -> dict[str, Any]:
-    tmp = tempfile.TemporaryDirectory(prefix="bench-long-turn-")
-    server = TemporalDevServer(port=0, headless=True, extra_args=TEMPORAL_DEV_ARGS)
-    pg = EmbeddedPostgres(Path(tmp.name) / "pg", durable=False)
-    await asyncio.gather(server.start(), pg.start())
-    try:
+    async with bench_stack() as stack:
         # The database URL too: a value over 256 KB would travel out of band (payload_storage).
-        client = await connect(server.address, database_url=pg.url)
+        client = await connect(stack.temporal.address, database_url=stack.database_url)
         adk = AdkClient(client, task_queue=TASK_QUEUE)
-        async with open_services(pg.url) as services:
-            worker = build_worker(client, [long_turn_app(calls)], task_queue=TASK_QUEUE, **services)
-            async with worker:
-                session = f"s-{uuid.uuid4().hex[:8]}"
-                t0 = time.perf_counter()
-                result = await adk.send(APP, "u1", session, "go", max_llm_calls=calls + 10)
-                wall = time.perf_counter() - t0
-                assert result.final_text == "done", result.final_text
-                stored = await services["session_service"].get_session(app_name=APP, user_id="u1", session_id=session)
-                assert stored is not None
-                runs = await run_histories(client, session_workflow_id(APP, "u1", session))
-    finally:
-        await asyncio.gather(server.stop(), pg.stop())
-        tmp.cleanup()
+        worker = build_worker(client, [long_turn_app(calls)], task_queue=TASK_QUEUE, **stack.services)
+        async with worker:
+            session = f"s-{uuid.uuid4().hex[:8]}"
+            t0 = time.perf_counter()
+            result = await adk.send(APP, "u1", session, "go", max_llm_calls=calls + 10)
+            wall = time.perf_counter() - t0
+            assert result.final_text == "done", result.final_text
+            sessions = stack.services["session_service"]
+            stored = await sessions.get_session(app_name=APP, user_id="u1", session_id=session)
+            assert stored is not None
+            runs = await run_histories(client, session_workflow_id(APP, "u1", session))
     total_events = sum(r["events"] for r in runs)
     total_bytes = sum(r["bytes"] for r in runs)
     largest = max(r["largest_event_bytes"] for r in runs)

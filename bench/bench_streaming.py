@@ -25,7 +25,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -91,9 +90,9 @@ def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
 
 
 async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    from _stack import bench_stack
+
     from adkt.client import AdkClient, connect
-    from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
-    from adkt.services import open_services
     from worker import build_worker
 
     model = PacedStreamModel(args.tokens, args.first_token_ms / 1000, args.token_ms / 1000)
@@ -111,35 +110,30 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
 
             runs[f"in_process_{kind}"].append(await _timed_turn(turn, args.tokens))
 
-    with tempfile.TemporaryDirectory() as tmp:
-        async with (
-            TemporalDevServer(port=0, headless=True, extra_args=TEMPORAL_DEV_ARGS) as temporal,
-            EmbeddedPostgres(Path(tmp) / "pg", durable=False) as postgres,
-        ):
-            url = postgres.url
-            client = await connect(temporal.address, namespace=temporal.namespace, database_url=url)
-            async with open_services(url) as services:
-                worker = build_worker(client, [app], task_queue=TASK_QUEUE, **services)
-                task = asyncio.create_task(worker.run())
-                adk = AdkClient(client, task_queue=TASK_QUEUE, database_url=url)
-                try:
-                    console.print("durable: warm-up (3 conversations)")
-                    for _ in range(3):
-                        session = uuid.uuid4().hex[:8]
-                        for _ in range(2):
-                            await _timed_turn(lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens)
-                    console.print(f"durable: {args.turns} turns of each kind")
-                    runs["durable_new"], runs["durable_next"] = [], []
-                    for _ in range(args.turns):
-                        session = uuid.uuid4().hex[:8]
-                        for kind in ("new", "next"):
-                            sample = await _timed_turn(
-                                lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens
-                            )
-                            runs[f"durable_{kind}"].append(sample)
-                finally:
-                    await worker.shutdown()
-                    await asyncio.gather(task, return_exceptions=True)
+    async with bench_stack() as stack:
+        url = stack.database_url
+        client = await connect(stack.temporal.address, namespace=stack.temporal.namespace, database_url=url)
+        worker = build_worker(client, [app], task_queue=TASK_QUEUE, **stack.services)
+        task = asyncio.create_task(worker.run())
+        adk = AdkClient(client, task_queue=TASK_QUEUE, database_url=url)
+        try:
+            console.print("durable: warm-up (3 conversations)")
+            for _ in range(3):
+                session = uuid.uuid4().hex[:8]
+                for _ in range(2):
+                    await _timed_turn(lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens)
+            console.print(f"durable: {args.turns} turns of each kind")
+            runs["durable_new"], runs["durable_next"] = [], []
+            for _ in range(args.turns):
+                session = uuid.uuid4().hex[:8]
+                for kind in ("new", "next"):
+                    sample = await _timed_turn(
+                        lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens
+                    )
+                    runs[f"durable_{kind}"].append(sample)
+        finally:
+            await worker.shutdown()
+            await asyncio.gather(task, return_exceptions=True)
     summary = {name: _summary(samples) for name, samples in runs.items()}
     return {
         "turns": args.turns, "tokens": args.tokens, "first_token_ms": args.first_token_ms, "token_ms": args.token_ms,
