@@ -30,7 +30,6 @@ from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.tools.base import BaseTool
-from adk_core.types import Event
 
 from . import contracts as c
 from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache
@@ -46,6 +45,7 @@ from .streaming import complete_responses, publisher_for
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
+Done = TypeVar("Done", c.ModelCallResult, c.ToolCallResult)
 
 
 def model_error_to_application_error(error: ModelError) -> ApplicationError:
@@ -152,13 +152,14 @@ class AdkActivities:
         ]
 
     # --- sessions ---------------------------------------------------------------------------
-    async def _with_commit(
-        self, key: c.SessionKey, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
-        wait: bool = False,
-    ) -> tuple[T, int]:
-        """Store ``events`` and do ``work``: returns work's result and how many events are known
-        stored (activities/_history.RideAlongWriter; with ``wait``, all of them)."""
-        return await self._writer.run((key.app_name, key.user_id, key.session_id), after, events, work, wait=wait)
+    async def _with_commits(self, input: c.ModelCallInput | c.ToolCallInput, work: Callable[[], Awaitable[Done]]) -> Done:
+        """Do ``work`` while the events riding along with the call are stored; its result says how
+        many of them are known stored (activities/_history.RideAlongWriter)."""
+        key = (input.key.app_name, input.key.user_id, input.key.session_id)
+        result, stored = await heartbeating(self._writer.run(key, input.commit_after, input.commit, work))
+        if stored < len(input.commit):
+            result.stored_commits = stored
+        return result
 
     @activity.defn(name=c.APPEND_EVENTS)
     @_fail_fast_on_adk_errors
@@ -166,7 +167,8 @@ class AdkActivities:
         async def counted() -> c.AppendEventsResult:
             return c.AppendEventsResult(appended=len(input.events))
 
-        result, _ = await self._with_commit(input.key, input.after, input.events, counted, wait=True)
+        key = (input.key.app_name, input.key.user_id, input.key.session_id)
+        result, _ = await self._writer.run(key, input.after, input.events, counted, wait=True)
         return result
 
     @activity.defn(name=c.LOAD_SESSION)
@@ -203,10 +205,7 @@ class AdkActivities:
     @activity.defn(name=c.GENERATE_CONTENT)
     @_fail_fast_on_adk_errors
     async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
-        result, stored = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
-                                                              lambda: self._generate(input)))
-        if stored < len(input.commit):
-            result.stored_commits = stored
+        result = await self._with_commits(input, lambda: self._generate(input))
         return _fits(result, f"the output of model call {input.agent_name!r}")
 
     async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
@@ -255,10 +254,7 @@ class AdkActivities:
     @activity.defn(name=c.RUN_TOOL)
     @_fail_fast_on_adk_errors
     async def run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
-        result, stored = await heartbeating(self._with_commit(input.key, input.commit_after, input.commit,
-                                                              lambda: self._run_tool(input)))
-        if stored < len(input.commit):
-            result.stored_commits = stored
+        result = await self._with_commits(input, lambda: self._run_tool(input))
         return _fits(result, f"the result of tool {input.tool_name!r}")
 
     async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
