@@ -15,6 +15,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from temporalio.exceptions import ApplicationError
+
 from adk_core.flow.contents import build_contents
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.types import Content, Event
@@ -77,6 +79,14 @@ class StoredEventsCache:
 
     def invalidate(self, key: _Key) -> None:
         self._events.pop(key, None)
+
+    async def through_stored(self, key: _Key, event_id: str) -> list[Event]:
+        """``through``, for an activity: when the event is not stored yet (the commit carrying it may
+        still be in flight in a concurrent activity), a retryable HistoryNotReady error."""
+        events = await self.through(key, event_id)
+        if events is None:
+            raise ApplicationError(f"event {event_id!r} of session {key[2]!r} is not stored yet", type="HistoryNotReady")
+        return events
 
     async def _read(self, key: _Key, config: GetSessionConfig) -> list[Event]:
         app_name, user_id, session_id = key

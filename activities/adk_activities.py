@@ -229,13 +229,7 @@ class AdkActivities:
         ref = request.history
         if ref is None:
             return request
-        events = await self._stored.through((ref.app_name, ref.user_id, ref.session_id), ref.through_event_id)
-        if events is None:
-            # The commit carrying this event may still be in flight in a concurrent activity.
-            raise ApplicationError(
-                f"event {ref.through_event_id!r} of session {ref.session_id!r} is not stored yet",
-                type="HistoryNotReady",
-            )
+        events = await self._stored.through_stored((ref.app_name, ref.user_id, ref.session_id), ref.through_event_id)
         later = await events_after_ref(self.sessions, self.apps.get(app_name), ref)  # compactions stored after
         if ref.current_turn_only:
             history = contents_for_ref(events, ref.agent_name, ref.branch, True, later=later)

@@ -50,12 +50,7 @@ async def summarize_stored_events(stored: StoredEventsCache, app: App, input: Su
             non_retryable=True,
         )
     key = input.key
-    events = await stored.through((key.app_name, key.user_id, key.session_id), input.through_event_id)
-    if events is None:
-        # The flush that stores it may still be in flight; Temporal retries this activity.
-        raise ApplicationError(
-            f"event {input.through_event_id!r} of session {key.session_id!r} is not stored yet", type="HistoryNotReady"
-        )
+    events = await stored.through_stored((key.app_name, key.user_id, key.session_id), input.through_event_id)
     return SummarizeEventsResult(compaction=await compact_events(events, config))
 
 
