@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from adk_core.sessions.base import (
     stored_copy,
 )
 from adk_core.sql import SqlStore, dumps, dumps_model, store_errors
+from adk_core.sql.held import driver_sql, held_connections
 from adk_core.state import merge_state, split_delta, validate_state_delta
 from adk_core.types import Event
 
@@ -160,11 +162,9 @@ class DatabaseSessionService(SqlStore, SessionService):
         if prepare_event_for_storage(event) is None:
             return event
         params = _append_params(session, event)
-        # Everything is serialized (so checked) above: a refusal has written nothing.
-        async with self._engine.connect() as conn:
-            # One self-contained statement: no BEGIN/COMMIT round trips needed.
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            stored = await _append(conn, params)
+        # Everything is serialized (so checked) above: a refusal has written nothing. One
+        # self-contained statement: no BEGIN/COMMIT round trips needed.
+        (stored,) = await self._append(params)
         if stored or not any(e.id == event.id for e in session.events):
             # A retried append finds the event stored already: bring the caller's copy level.
             apply_event_to_session(session, event)
@@ -178,15 +178,27 @@ class DatabaseSessionService(SqlStore, SessionService):
         events = [e for e in events if prepare_event_for_storage(e) is not None]
         if len(events) <= 1:
             return [await self.append_event(session, e) for e in events]
-        prepared = [_append_params(session, e) for e in events]
-        async with self._engine.begin() as conn:
-            for params in prepared:
-                await _append(conn, params)
+        await self._append(*[_append_params(session, e) for e in events])
         known = {e.id for e in session.events}
         for event in events:
             if event.id not in known:
                 apply_event_to_session(session, event)
         return events
+
+    async def _append(self, *prepared: dict[str, Any]) -> list[bool]:
+        """Store events (several: in ONE transaction); for each, False when its id was stored
+        already (then nothing changed). Appends are the hot path of a durable turn: they run on
+        held connections (adk_core.sql.held)."""
+        statements = [(_append_sql("session_json" in p, "app_json" in p, "user_json" in p), p) for p in prepared]
+        stored = []
+        for params, (found, inserted, *_) in zip(prepared, await held_connections(self._engine).fetch_first_rows(statements), strict=True):
+            if not found:
+                raise SessionNotFoundError(
+                    f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
+                    "create it with create_session() before appending events"
+                )
+            stored.append(inserted is not None)
+        return stored
 
     @store_errors
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -224,16 +236,9 @@ def _append_params(session: Session, event: Event) -> dict[str, Any]:
     return params
 
 
-async def _append(conn: AsyncConnection, params: dict[str, Any]) -> bool:
-    """Store one event; False when its id was stored already (then nothing changed)."""
-    statement = q.append_event_statement("session_json" in params, "app_json" in params, "user_json" in params)
-    row = (await conn.execute(statement, params)).one()
-    if not row.found:
-        raise SessionNotFoundError(
-            f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
-            "create it with create_session() before appending events"
-        )
-    return row.inserted is not None
+@functools.cache
+def _append_sql(session_delta: bool, app_delta: bool, user_delta: bool) -> str:
+    return driver_sql(q.append_event_statement(session_delta, app_delta, user_delta))
 
 
 async def _merge_shared_state(conn: AsyncConnection, params: dict[str, Any]) -> None:
