@@ -12,8 +12,9 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.agents.base import new_event
     from adk_core.agents.context import InvocationContext
     from adk_core.agents.run_config import RunConfig
+    from adk_core.compaction.planner import latest_compaction
     from adk_core.errors import ConfigurationError, InvalidInputError
-    from adk_core.flow.functions import unanswered_long_running_calls
+    from adk_core.flow.functions import resumable_tail_start, unanswered_long_running_calls
     from adk_core.runner import Runner
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
@@ -138,11 +139,29 @@ class DurableInvoker:
         ]
 
     def trim(self, keep: int = 200) -> None:
-        """Older events stay in the store (and reach models by reference); keep workflow memory bounded."""
+        """Between turns, the workflow's session copy goes back to what a fresh load brings: the
+        part a new invocation reads (``resumable_tail_start``), at most ``keep`` events. The rest
+        stays in the store and reaches models by reference. Every model call builds the contents of
+        the loaded events, so a copy that grew with the conversation made each turn cost more CPU
+        in the workflow than the last."""
         events = self.session.events if self.session is not None else []
-        if len(events) > keep:
-            self.sessions.unloaded_through = events[-keep - 1].id
-            del events[:-keep]
+        start = resumable_tail_start(events)
+        if self.runner.events_compaction_config is not None:
+            # Whether a compaction is due is read from the loaded events (workflows/_compaction.py):
+            # keep the latest compaction and what follows it, or the whole session before the first.
+            index, latest = latest_compaction(events)
+            if latest is not None:
+                start = min(start, index)
+            elif self.sessions.unloaded_through is None:
+                start = 0
+        start = max(start, len(events) - keep)
+        if self.sessions.unacked:
+            # A reference can only stand for stored events: the queued ones stay loaded.
+            queued = {e.id for e in self.sessions.unacked}
+            start = min(start, next((i for i, e in enumerate(events) if e.id in queued), start))
+        if start > 0:
+            self.sessions.unloaded_through = events[start - 1].id
+            del events[:start]
 
 
 RESULT_EVENT_BYTES = 128 * 1024

@@ -17,7 +17,9 @@ store. An idle conversation ends; the next message starts it again.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -71,6 +73,68 @@ TURN_HISTORY_EVENTS = 4000
 workflow (``_finish_in_child``), far below Temporal's 10,240-event warning."""
 STORED_RESULT_LOOK_BACK = 1000
 """How far back in the stored session a repeated message's events are looked for."""
+IDLE_CLOCK_PATCH = "idle-clock-one-timer"
+"""Runs started before IdleClock's single timer replay with a timer per wait (workflow.patched)."""
+
+
+class IdleClock:
+    """Ends a conversation that has had nothing to do for ``idle``.
+
+    Waiting with ``wait_condition(timeout=idle)`` starts a Temporal timer for every wait and
+    cancels it when the next message arrives: two commands and two history events per turn. This
+    clock keeps one timer running instead: when it fires, it expires only if the conversation has
+    been idle for the whole period (since the last ``restart``), and otherwise sleeps for the rest.
+    A conversation that is never idle that long costs one timer per ``idle`` period, not per turn.
+    """
+
+    def __init__(self, idle: timedelta, *, one_timer: bool) -> None:
+        self._idle = idle
+        self._one_timer = one_timer
+        self._since = workflow.now()
+        self._expired = False
+        self._waiting = False
+        self._timer: asyncio.Task[None] | None = None
+
+    async def wait(self, ready: Callable[[], bool]) -> bool:
+        """Until ``ready()``: True; or until idle for the whole period: False (the clock restarts)."""
+        if not self._one_timer:  # replaying a run that started before this clock
+            try:
+                await workflow.wait_condition(ready, timeout=self._idle)
+                return True
+            except TimeoutError:
+                return False
+        if self._timer is None:
+            self._timer = asyncio.create_task(self._run())
+        self._waiting = True
+        try:
+            await workflow.wait_condition(lambda: ready() or self._expired)
+        finally:
+            self._waiting = False
+        if ready():
+            return True
+        self.restart()
+        return False
+
+    def restart(self) -> None:
+        """Count idleness from now (a turn just ended)."""
+        self._since = workflow.now()
+        self._expired = False
+
+    def stop(self) -> None:
+        if self._timer is not None and not self._timer.done():
+            self._timer.cancel()
+        self._timer = None
+
+    async def _run(self) -> None:
+        while True:
+            await workflow.wait_condition(lambda: not self._expired)
+            left = self._since + self._idle - workflow.now()
+            if left > timedelta(0):
+                await workflow.sleep(left)
+            elif self._waiting:
+                self._expired = True
+            else:  # a turn is running: idleness starts when it ends
+                await workflow.wait_condition(lambda: self._waiting)
 
 
 @workflow.defn(name="SessionWorkflow", failure_exception_types=[AdkError])
@@ -105,25 +169,27 @@ class SessionWorkflow:
         assert invoker is not None  # set whenever there is no refusal
         await invoker.load(create=True, initial_state=input.initial_state)
         self._loaded = True
-        idle = timedelta(seconds=input.idle_timeout_seconds)
-        while True:
-            try:
-                await workflow.wait_condition(lambda: bool(self._queue) or self._should_continue_as_new(), timeout=idle)
-            except TimeoutError:
-                if self._queue or not workflow.all_handlers_finished():
+        idle = IdleClock(timedelta(seconds=input.idle_timeout_seconds), one_timer=workflow.patched(IDLE_CLOCK_PATCH))
+        try:
+            while True:
+                if not await idle.wait(lambda: bool(self._queue) or self._should_continue_as_new()):
+                    if self._queue or not workflow.all_handlers_finished():
+                        continue
+                    break
+                if self._queue:
+                    await self._run_turn(invoker, self._queue.popleft())
+                    idle.restart()
                     continue
-                break
-            if self._queue:
-                await self._run_turn(invoker, self._queue.popleft())
-                continue
-            # Continue-as-new only between turns with nothing queued and no handler mid-way.
-            await workflow.wait_condition(lambda: bool(self._queue) or workflow.all_handlers_finished())
-            if self._queue:
-                continue
-            await invoker.sessions.flush()
-            if self._queue or not workflow.all_handlers_finished():
-                continue  # something arrived while the flush ran: serve it first
-            workflow.continue_as_new(input.model_copy(update={"carried": self._carry()}))
+                # Continue-as-new only between turns with nothing queued and no handler mid-way.
+                await workflow.wait_condition(lambda: bool(self._queue) or workflow.all_handlers_finished())
+                if self._queue:
+                    continue
+                await invoker.sessions.flush()
+                if self._queue or not workflow.all_handlers_finished():
+                    continue  # something arrived while the flush ran: serve it first
+                workflow.continue_as_new(input.model_copy(update={"carried": self._carry()}))
+        finally:
+            idle.stop()
         await workflow.wait_condition(workflow.all_handlers_finished)
 
     def _should_continue_as_new(self) -> bool:

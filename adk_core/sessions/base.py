@@ -167,20 +167,19 @@ def clear_temp_state(session: Session) -> None:
         del session.state[key]
 
 
-def stored_copy(event: Event) -> Event:
-    """A deep copy of the event as stored: without temp: keys."""
-    stored = event.model_copy(deep=True)
-    stored.actions.state_delta = without_temp(stored.actions.state_delta)
-    return stored
+def stored_form(event: Event) -> Event:
+    """The event as stored: without temp: keys. The event itself when it has none, else a shallow
+    copy (the event is not changed either way; callers only read the result)."""
+    delta = event.actions.state_delta
+    if any(k.startswith(TEMP_PREFIX) for k in delta):
+        actions = event.actions.model_copy(update={"state_delta": without_temp(delta)})
+        return event.model_copy(update={"actions": actions})
+    return event
 
 
 def stored_copy_json(event: Event) -> str:
     """The event as stored (without temp: keys), as JSON; the event itself is not changed."""
-    delta = event.actions.state_delta
-    if any(k.startswith(TEMP_PREFIX) for k in delta):
-        actions = event.actions.model_copy(update={"state_delta": without_temp(delta)})
-        event = event.model_copy(update={"actions": actions})
-    return event.model_dump_json()
+    return stored_form(event).model_dump_json()
 
 
 def select_events(events: list[Event], config: GetSessionConfig | None) -> list[Event]:

@@ -43,3 +43,39 @@ async def test_idle_conversation_ends_and_the_next_message_restarts_it(durable_s
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
     assert stored is not None and stored.state["color"] == "blue"
     assert len({e.id for e in stored.events}) == len(stored.events) == 6
+
+
+async def test_a_busy_conversation_keeps_one_idle_timer_and_outlives_a_long_turn(durable_stack: DurableStack) -> None:
+    """The idle clock is one timer per run, not a timer started and cancelled every turn; a turn
+    that runs longer than the idle timeout does not count as idle, and the conversation only ends
+    once it has had nothing to do for the whole timeout after its last turn."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import EventType
+
+    async def slow(seconds: float) -> dict:
+        """Take a while."""
+        await asyncio.sleep(seconds)
+        return {"slept": seconds}
+
+    def script(request: LlmRequest) -> Any:
+        if tool_responses_this_turn(request):
+            return text_response("done")
+        text = [p.text for c in request.contents for p in c.parts if p.text][-1]
+        return function_call_response("slow", {"seconds": 2.5 if text == "slow" else 0.0})
+
+    app = durable_stack.register(
+        App(name=f"idle_busy_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[slow]))
+    )
+    client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=2)
+    handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+    run_ids = set()
+    for text in ("one", "two", "slow", "three"):
+        assert (await client.send(app.name, "u1", "s1", text)).final_text == "done"
+        run_ids.add((await handle.describe()).run_id)
+    assert len(run_ids) == 1  # the slow turn (longer than the timeout) did not end the conversation
+    history = await handle.fetch_history()
+    started = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED]
+    # One timer armed at the first wait, re-armed once per timeout that passed mid-conversation.
+    assert 1 <= len(started) <= 3, [e.timer_started_event_attributes for e in started]
+    await handle.result()  # and it still ends once idle

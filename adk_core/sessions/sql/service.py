@@ -24,7 +24,7 @@ from adk_core.sessions.base import (
     check_list_ids,
     new_session_id,
     prepare_event_for_storage,
-    stored_copy,
+    stored_form,
 )
 from adk_core.sql import SqlStore, dumps, dumps_model, store_errors
 from adk_core.sql.held import driver_sql, held_connections
@@ -228,7 +228,7 @@ def _append_params(session: Session, event: Event) -> dict[str, Any]:
         "by": event.author,
         "on_branch": event.branch,
         "at": event.timestamp,
-        "event_json": dumps_model(stored_copy(event), f"event {event.id!r}"),
+        "event_json": dumps_model(stored_form(event), f"event {event.id!r}"),
         **_shared_state_params(app_delta, user_delta),
     }
     if session_delta:
