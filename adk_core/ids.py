@@ -10,9 +10,14 @@ one string (Temporal workflow ids) each part is escaped, so distinct triples nev
 
 from __future__ import annotations
 
+import re
+
 from .errors import InvalidInputError
 
 MAX_ID_LENGTH = 256
+_BAD_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters (C0, DEL and C1) and lone surrogates. Ids are checked on every store call:
+one regex search instead of a Python loop over the characters."""
 
 
 def validate_id(kind: str, value: object) -> str:
@@ -29,14 +34,15 @@ def validate_id(kind: str, value: object) -> str:
         raise InvalidInputError(
             f"{kind} {value!r} has leading or trailing whitespace; pass {value.strip()!r} instead"
         )
-    for ch in value:
-        if ord(ch) < 32 or 127 <= ord(ch) < 160:
-            raise InvalidInputError(
-                f"{kind} {value!r} contains a control character (code {ord(ch)}); ids may hold letters, "
-                "digits, spaces inside and punctuation, but no NUL, tab or newline"
-            )
-        if 0xD800 <= ord(ch) <= 0xDFFF:
-            raise InvalidInputError(f"{kind} {value!r} contains a lone surrogate (code {ord(ch)}), which is not valid text")
+    bad = _BAD_CHARACTER.search(value)
+    if bad is not None:
+        code = ord(bad.group())
+        if code >= 0xD800:
+            raise InvalidInputError(f"{kind} {value!r} contains a lone surrogate (code {code}), which is not valid text")
+        raise InvalidInputError(
+            f"{kind} {value!r} contains a control character (code {code}); ids may hold letters, "
+            "digits, spaces inside and punctuation, but no NUL, tab or newline"
+        )
     return value
 
 

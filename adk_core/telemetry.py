@@ -19,7 +19,15 @@ _NOOP = contextlib.nullcontext()
 def tracing_enabled() -> bool:
     provider = trace.get_tracer_provider()
     # The API's default is a proxy that records nothing until an SDK provider is installed.
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    # Asked for every span, in workflow code too (where the sandbox makes isinstance slow): the
+    # answer is kept for the provider it was given for.
+    global _checked
+    if provider is not _checked[0]:
+        _checked = (provider, not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider))
+    return _checked[1]
+
+
+_checked: tuple[object, bool] = (object(), False)
 
 
 def start_span(name: str, attributes: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
