@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adk_core.sql import migrate
 
@@ -15,6 +17,14 @@ async def migrated_url(database_url: str) -> str:
     """The module's fresh database (tests/conftest.py), with the adk_* migrations applied once."""
     await migrate(database_url)
     return database_url
+
+
+@pytest_asyncio.fixture
+async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on the module's database, disposed after the test."""
+    engine = create_async_engine(migrated_url)
+    yield engine
+    await engine.dispose()
 
 
 @pytest.fixture

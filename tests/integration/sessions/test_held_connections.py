@@ -6,10 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import warnings
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -22,13 +20,6 @@ from adk_core.sql.held import HELD_PER_ENGINE
 from adk_core.types import Content, Event
 
 pytestmark = pytest.mark.integration
-
-
-@pytest_asyncio.fixture
-async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_async_engine(migrated_url)
-    yield engine
-    await engine.dispose()
 
 
 def event(event_id: str) -> Event:

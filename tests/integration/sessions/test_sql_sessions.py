@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -26,13 +25,6 @@ from adk_core.types import Content, Event, EventActions
 from adkt.embedded import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
-
-
-@pytest_asyncio.fixture
-async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_async_engine(migrated_url)
-    yield engine
-    await engine.dispose()
 
 
 @pytest_asyncio.fixture

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 
 import psycopg
 import psycopg.errors as pg
 import pytest
-import pytest_asyncio
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_core.artifacts.sql import DatabaseArtifactService
 from adk_core.errors import AdkError, ConfigurationError, InvalidInputError, SessionError
@@ -115,13 +113,6 @@ async def test_store_errors_names_the_method_and_keeps_the_cause() -> None:
 
 
 # --- each kind on a real Postgres -------------------------------------------------------------------------
-
-
-@pytest_asyncio.fixture
-async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_async_engine(migrated_url)
-    yield engine
-    await engine.dispose()
 
 
 def event(event_id: str, author: str = "user") -> Event:
