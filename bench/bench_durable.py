@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import pstats
+import random
 import statistics
 import subprocess
 import sys
@@ -139,6 +140,20 @@ class Series:
             "median_ms": statistics.median(self.ms),
             "cpu_ms_per_turn": statistics.fmean(self.cpu_ms),
         }
+
+
+def paired_ratio_ci(xs: list[float], ys: list[float], resamples: int = 2000) -> tuple[float, float]:
+    """95% bootstrap interval of mean(xs) / mean(ys), resampling whole rounds (xs[i] and ys[i] ran in
+    the same round, so drift that hits both stays paired). Seeded: the same data gives the same
+    interval."""
+    rng = random.Random(0)
+    n = len(xs)
+    ratios = []
+    for _ in range(resamples):
+        picks = [rng.randrange(n) for _ in range(n)]
+        ratios.append(sum(xs[i] for i in picks) / sum(ys[i] for i in picks))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
 
 
 def _history_bytes(events: Any) -> int:
@@ -339,6 +354,7 @@ async def sequential(
     floor = seq["floor"]["mean_ms"]
     for name, s in seq.items():
         s["ratio_to_floor"] = s["mean_ms"] / floor
+        s["ratio_to_floor_ci95"] = paired_ratio_ci(kinds[name].ms, kinds["floor"].ms)
         s["median_ratio_to_floor"] = s["median_ms"] / seq["floor"]["median_ms"]
         s["cpu_ratio_to_floor"] = s["cpu_ms_per_turn"] / seq["floor"]["cpu_ms_per_turn"]
         # The same runner on both sides: sandboxed kinds against the sandboxed floor, unsandboxed
@@ -646,8 +662,8 @@ async def _peer_child(args: argparse.Namespace) -> dict:
 def render(results: dict, console: Console) -> None:
     seq = results["sequential"]
     t = Table(title=f"W1 on Temporal, {results['mode']} dev server: sequential turns ({results['turns']} each, interleaved)")
-    for col in ("kind", "mean ms", "median ms", "ratio mean", "ratio median", "CPU ms/turn", "CPU ratio",
-                "ratio, same-runner floor"):
+    for col in ("kind", "mean ms", "median ms", "ratio mean", "95% interval", "ratio median", "CPU ms/turn",
+                "CPU ratio", "ratio, same-runner floor"):
         t.add_column(col, justify="right" if col != "kind" else "left")
     labels = {
         "session": "W1 SessionWorkflow (steady state)",
@@ -661,8 +677,9 @@ def render(results: dict, console: Console) -> None:
         if name not in seq:
             continue
         s = seq[name]
+        low, high = s["ratio_to_floor_ci95"]
         t.add_row(label, f"{s['mean_ms']:.1f}", f"{s['median_ms']:.1f}", f"{s['ratio_to_floor']:.2f}",
-                  f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}",
+                  f"{low:.2f}-{high:.2f}", f"{s['median_ratio_to_floor']:.2f}", f"{s['cpu_ms_per_turn']:.1f}", f"{s['cpu_ratio_to_floor']:.2f}",
                   f"{s['ratio_to_same_runner_floor']:.2f}")
     if "history" not in results:  # --quick
         console.print(t)
@@ -671,9 +688,9 @@ def render(results: dict, console: Console) -> None:
     if "w1" in peer:
         p, pf = peer["w1"], peer["floor"]
         t.add_row("temporalio google-adk integration (subprocess)", f"{p['mean_ms']:.1f}", f"{p['median_ms']:.1f}",
-                  f"{peer['ratio_to_main_floor']:.2f}", "", f"{p['cpu_ms_per_turn']:.1f}", "", "")
+                  f"{peer['ratio_to_main_floor']:.2f}", "", "", f"{p['cpu_ms_per_turn']:.1f}", "", "")
         t.add_row("  its own floor (subprocess worker)", f"{pf['mean_ms']:.1f}", f"{pf['median_ms']:.1f}",
-                  f"{p['mean_ms'] / pf['mean_ms']:.2f} (own)", "", f"{pf['cpu_ms_per_turn']:.1f}",
+                  f"{p['mean_ms'] / pf['mean_ms']:.2f} (own)", "", "", f"{pf['cpu_ms_per_turn']:.1f}",
                   f"{p['cpu_ms_per_turn'] / pf['cpu_ms_per_turn']:.2f} (own)", "")
     console.print(t)
     if "w1" not in peer:
