@@ -84,10 +84,9 @@ class ScriptedModel:
         if len(self.requests) > self.MAX_RECORDED:
             del self.requests[: len(self.requests) - self.MAX_RECORDED]
         for response in _as_responses(await self._next(request)):
-            # A fresh copy: a script may hand out the same response object twice. Rebuilt from its
-            # dump (the fields it set, so model_fields_set is kept) rather than deep-copied: the
-            # copy runs in pydantic-core, at a third of model_copy(deep=True)'s cost.
-            yield LlmResponse.model_validate(response.model_dump(exclude_unset=True))
+            # A fresh deep copy: a script may hand out the same response object twice. (Not rebuilt
+            # from model_dump(exclude_unset=True): that drops lists a script filled in place.)
+            yield response.model_copy(deep=True)
 
     async def _next(self, request: LlmRequest) -> ScriptItem:
         if callable(self._script):

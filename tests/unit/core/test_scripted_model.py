@@ -28,3 +28,21 @@ def test_tool_responses_this_turn_are_the_results_since_the_users_latest_words()
     assert tool_responses_this_turn(request) == [{"v": 2}, {"v": 3}, {"v": 4}]
     assert tool_responses_this_turn(LlmRequest(contents=[*earlier, Content.user("third")])) == []
     assert tool_responses_this_turn(LlmRequest(contents=[call, results(5)])) == [{"v": 5}]  # no user words at all
+
+
+async def test_each_response_is_a_whole_fresh_copy_of_what_the_script_handed_out() -> None:
+    """A script may reuse one response object and may fill its lists in place: every call gets all
+    of it, and changing what one call got changes neither the script's object nor the next call's."""
+    from adk_core.models.base import LlmResponse
+    from adk_core.types import Part
+
+    content = Content(role="model")
+    content.parts.append(Part(text="hello"))  # filled in place, not passed to the constructor
+    shared = LlmResponse(content=content)
+    model = ScriptedModel(lambda request: shared)
+    first = [r async for r in model.generate_content(LlmRequest(contents=[Content.user("a")]))][0]
+    assert first.content is not None and [p.text for p in first.content.parts] == ["hello"]
+    first.content.parts.append(Part(text="changed"))
+    second = [r async for r in model.generate_content(LlmRequest(contents=[Content.user("b")]))][0]
+    assert second.content is not None and [p.text for p in second.content.parts] == ["hello"]
+    assert [p.text for p in shared.content.parts] == ["hello"]
