@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
@@ -49,9 +51,6 @@ async def test_a_busy_conversation_keeps_one_idle_timer_and_outlives_a_long_turn
     """The idle clock is one timer per run, not a timer started and cancelled every turn; a turn
     that runs longer than the idle timeout does not count as idle, and the conversation only ends
     once it has had nothing to do for the whole timeout after its last turn."""
-    import asyncio
-
-    from temporalio.api.enums.v1 import EventType
 
     async def slow(seconds: float) -> dict:
         """Take a while."""
