@@ -8,6 +8,7 @@ ADK_DATABASE_URL (or --database-url).
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 import os
@@ -117,6 +118,7 @@ class AdkWorker:
         return self.apps.register(app)
 
     async def run(self) -> None:
+        freeze_startup_heap()
         tasks = [asyncio.create_task(w.run()) for w in self.workers]
         try:
             # One worker failing (e.g. a lost connection past its retries) stops them all, so the
@@ -133,12 +135,35 @@ class AdkWorker:
         await asyncio.gather(*(w.shutdown() for w in self.workers if w.is_running), return_exceptions=True)
 
     async def __aenter__(self) -> AdkWorker:
+        freeze_startup_heap()
         for w in self.workers:
             await w.__aenter__()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await asyncio.gather(*(w.__aexit__(*exc) for w in self.workers))
+
+
+_heap_frozen = False
+
+
+def freeze_startup_heap() -> None:
+    """Keep what the process holds when its first worker starts (modules, apps, clients: well over
+    a hundred thousand objects) out of Python's cyclic garbage collector from then on.
+
+    Every full collection walks every tracked object. With that startup heap it took 110-120 ms on
+    the bench machine, a pause that lands on whichever turn is running; it comes round every few
+    dozen turns, more often right after continue-as-new, whose fresh workflow sandbox adds many
+    long-lived objects. Frozen, the startup heap is skipped and full collections walk only what
+    the worker made since (``gc.freeze``). Done once per process, after a collection, so nothing
+    already garbage is frozen; reference counting still frees frozen objects that are dropped.
+    """
+    global _heap_frozen
+    if _heap_frozen:
+        return
+    _heap_frozen = True
+    gc.collect()
+    gc.freeze()
 
 
 def build_worker(

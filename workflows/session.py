@@ -64,8 +64,12 @@ KEEP_OUTCOMES = 200
 """Finished turns kept in full, for repeated message ids and clients following queued turns."""
 KEEP_DONE_IDS = 2000
 """Message ids remembered (with their invocation id) for idempotency."""
-CARRY_OUTCOMES = 20
-"""Finished turns handed in full to the next run at continue-as-new (the rest by id only)."""
+CARRY_OUTCOMES = 4
+"""Finished turns handed in full to the next run at continue-as-new (the rest by id only): the
+newest few, which a client following a turn may still ask about. A repeated message whose turn
+is not carried gets its events read back from the store (``_stored_result``). Each carried W1
+turn is about 4.5 KB of events, which the next run decodes before it can take a message: twenty
+of them cost 15-20 ms of workflow CPU at every continue-as-new."""
 CARRY_BYTES = 256 * 1024
 """...and at most this much of them (JSON), so the next run's input stays well under 512 KB."""
 TURN_HISTORY_EVENTS = 4000

@@ -18,6 +18,7 @@ from adkt.client import TurnFailedError, WorkflowTaskFailedError
 from tests.integration.conftest import DurableStack
 from workflows import SendMessage, SessionWorkflow, SessionWorkflowInput, session_workflow_id
 from workflows.contracts import TurnQuery, TurnStatus
+from workflows.session import CARRY_OUTCOMES
 
 pytestmark = pytest.mark.integration
 
@@ -193,10 +194,11 @@ async def test_a_repeated_message_id_after_continue_as_new_returns_the_stored_tu
         id=session_workflow_id(app.name, "u1", "s1"), task_queue=durable_stack.task_queue,
     )
     first = await client.send(app.name, "u1", "s1", "message 0", message_id="m-0")
-    for i in range(1, 25):  # eight continue-as-new: m-0 is no longer among the carried outcomes
+    for i in range(1, 13):  # four continue-as-new: m-0 is no longer among the carried outcomes
         await client.send(app.name, "u1", "s1", f"message {i}", message_id=f"m-{i}")
+    assert CARRY_OUTCOMES < 12  # so m-0 was not carried
     again = await client.send(app.name, "u1", "s1", "message 0", message_id="m-0")
-    assert len(seen) == 25  # no second turn
+    assert len(seen) == 13  # no second turn
     assert again.invocation_id == first.invocation_id
     assert [e.id for e in again.events] == [e.id for e in first.events]
     assert again.final_text == first.final_text == "heard message 0; history 1"
@@ -209,7 +211,7 @@ async def test_a_turn_followed_by_query_after_continue_as_new_is_read_back_in_fu
     app, seen = _echo_app(durable_stack, "follow_can")
     client = durable_stack.client
     workflow_id = session_workflow_id(app.name, "u1", "s1")
-    for i in range(25):  # more than the 20 finished turns a run hands to the next
+    for i in range(13):  # more than the finished turns a run hands to the next (CARRY_OUTCOMES)
         await client.client.start_workflow(
             SessionWorkflow.run,
             SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1", max_turns_per_run=3),
@@ -218,12 +220,12 @@ async def test_a_turn_followed_by_query_after_continue_as_new_is_read_back_in_fu
         )
     handle = client.client.get_workflow_handle(workflow_id)
     for _ in range(200):
-        status = await handle.query(SessionWorkflow.turn, TurnQuery(message_id="f-24"), result_type=TurnStatus)
+        status = await handle.query(SessionWorkflow.turn, TurnQuery(message_id="f-12"), result_type=TurnStatus)
         if status.state == "done":
             break
         await asyncio.sleep(0.1)
-    assert len(seen) == 25
-    assert await client._follow(handle, "f-0") is None  # finished eight runs ago: only the store has it
+    assert len(seen) == 13
+    assert await client._follow(handle, "f-0") is None  # finished four runs ago: only the store has it
     again = await client.send(app.name, "u1", "s1", "message 0", message_id="f-0")
     assert again.final_text == "heard message 0; history 1"
-    assert len(seen) == 25  # read back, not run again
+    assert len(seen) == 13  # read back, not run again
