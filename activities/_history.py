@@ -168,11 +168,16 @@ class RideAlongWriter:
         written again, synchronously and idempotently)."""
 
     async def run(self, key: _Key, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
-                  wait: bool = False) -> tuple[T, int]:
+                  wait: bool = False, write: bool = True) -> tuple[T, int]:
         """Store ``events`` (after ``after``) and do ``work``; returns its result and how many of
-        ``events`` are known stored. With ``wait``, everything is stored before this returns."""
+        ``events`` are known stored. With ``wait``, everything is stored before this returns.
+        Without ``write``, only the work is done, and the count says how many of ``events`` this
+        worker's earlier writes have stored: the events stay queued for a later activity."""
         if not events:
             return await work(), 0
+        if not write:
+            result = await work()
+            return result, self._known_stored(key, events)
         rest, stored, previous = events, 0, None
         newest = self._writing.get(key)
         found = _index(events, newest[0]) if newest is not None else None
@@ -202,6 +207,14 @@ class RideAlongWriter:
         if write is None or (write.done() and not _failed(write)):
             stored = len(events)
         return result, stored
+
+    def _known_stored(self, key: _Key, events: list[Event]) -> int:
+        """How many of ``events`` (a prefix) this worker's finished writes have stored."""
+        newest = self._writing.get(key)
+        if newest is None or not newest[1].done() or _failed(newest[1]):
+            return 0
+        found = _index(events, newest[0])
+        return found + 1 if found is not None else 0
 
     async def _chain(self, previous: asyncio.Future[None] | None, key: _Key, events: list[Event],
                      work_done: asyncio.Future[None]) -> None:

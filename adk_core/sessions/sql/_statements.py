@@ -115,6 +115,41 @@ def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: 
     return GET_SESSION.add_columns(sa.select(sa.cast(as_array, sa.Text)).scalar_subquery().label("events"))
 
 
+APPEND_PLAIN_EVENTS = sa.text(
+    """WITH locked AS (
+  SELECT last_seq FROM adk_sessions WHERE app_name = :app AND user_id = :user AND id = :sid FOR UPDATE
+),
+batch AS (
+  SELECT b.event, b.n FROM jsonb_array_elements(CAST(:events_json AS jsonb)) WITH ORDINALITY AS b(event, n)
+),
+ins AS (
+  INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, branch, timestamp, event)
+  SELECT :app, :user, :sid, batch.event->>'id', locked.last_seq + batch.n, batch.event->>'invocation_id',
+         batch.event->>'author', batch.event->>'branch', CAST(batch.event->>'timestamp' AS float8), batch.event
+  FROM locked, batch ORDER BY batch.n
+  ON CONFLICT ON CONSTRAINT adk_events_pkey DO NOTHING
+  RETURNING seq, id
+),
+bump AS (
+  UPDATE adk_sessions SET last_seq = (SELECT max(seq) FROM ins), update_time = :now
+  WHERE app_name = :app AND user_id = :user AND id = :sid AND EXISTS (SELECT 1 FROM ins)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM locked) AS found, (SELECT array_agg(id) FROM ins) AS inserted,
+       (SELECT count(*) FROM bump) AS bumped"""
+)
+"""Append several events that carry no state delta in ONE statement. ``events_json`` is a JSON
+array of the events' stored forms, in order; the columns come from each event's own fields. It
+locks the session row, numbers the batch after ``last_seq`` in its order, inserts what is not
+stored yet (a retried batch finds some of it stored: ON CONFLICT skips those) and moves
+``last_seq`` to the newest number inserted: one round trip for the batch instead of one per event
+plus BEGIN and COMMIT. Columns out: ``found`` (the session exists), ``inserted`` (the ids inserted,
+or NULL). A skipped event leaves a gap in the numbering; ``seq`` only orders a session's events.
+(Numbering only the events not stored yet needs an anti-join whose generic plan, once the
+statement is prepared, scanned the events table: 1.3 ms of database CPU per two-event batch,
+and 7 ms once the table had grown by a few thousand events; this statement takes 0.4 ms.)"""
+
+
 @functools.cache
 def append_event_statement(session_delta: bool, app_delta: bool, user_delta: bool) -> sa.TextClause:
     """Append one event in ONE statement: lock the session row, number and insert the event, and

@@ -173,12 +173,22 @@ class DatabaseSessionService(SqlStore, SessionService):
     @store_errors
     async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
         """Append several events in ONE transaction (one commit), all or nothing. Events already
-        stored (a retried activity) are skipped."""
+        stored (a retried activity) are skipped. Consecutive events without a state delta (most
+        of them) go in one statement; a batch of only such events needs no transaction at all."""
         validate_session_key(session.app_name, session.user_id, session.id)
         events = [e for e in events if prepare_event_for_storage(e) is not None]
         if len(events) <= 1:
             return [await self.append_event(session, e) for e in events]
-        await self._append(*[_append_params(session, e) for e in events])
+        statements: list[tuple[str, dict[str, Any]]] = []
+        for run in _runs_of_plain_events(events):
+            if len(run) > 1:
+                statements.append((_APPEND_PLAIN_SQL, _plain_events_params(session, run)))
+            else:
+                params = _append_params(session, run[0])
+                statements.append((_append_sql("session_json" in params, "app_json" in params, "user_json" in params), params))
+        for params, (found, *_) in zip((p for _, p in statements), await held_connections(self._engine).fetch_first_rows(statements), strict=True):
+            if not found:
+                raise _not_found(params)
         known = {e.id for e in session.events}
         for event in events:
             if event.id not in known:
@@ -193,10 +203,7 @@ class DatabaseSessionService(SqlStore, SessionService):
         stored = []
         for params, (found, inserted, *_) in zip(prepared, await held_connections(self._engine).fetch_first_rows(statements), strict=True):
             if not found:
-                raise SessionNotFoundError(
-                    f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
-                    "create it with create_session() before appending events"
-                )
+                raise _not_found(params)
             stored.append(inserted is not None)
         return stored
 
@@ -234,6 +241,40 @@ def _append_params(session: Session, event: Event) -> dict[str, Any]:
     if session_delta:
         params["session_json"] = dumps(session_delta, "state delta")
     return params
+
+
+def _not_found(params: dict[str, Any]) -> SessionNotFoundError:
+    return SessionNotFoundError(
+        f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
+        "create it with create_session() before appending events"
+    )
+
+
+def _runs_of_plain_events(events: list[Event]) -> list[list[Event]]:
+    """``events`` in order, cut into runs: consecutive events without a state delta together, each
+    event with one alone (its merges are the single-event statement's)."""
+    runs: list[list[Event]] = []
+    for event in events:
+        plain = not event.actions.state_delta
+        if plain and runs and not runs[-1][-1].actions.state_delta:
+            runs[-1].append(event)
+        else:
+            runs.append([event])
+    return runs
+
+
+def _plain_events_params(session: Session, events: list[Event]) -> dict[str, Any]:
+    stored = ",".join(dumps_model(stored_form(e), f"event {e.id!r}") for e in events)
+    return {
+        "app": session.app_name,
+        "user": session.user_id,
+        "sid": session.id,
+        "now": events[-1].timestamp,
+        "events_json": f"[{stored}]",
+    }
+
+
+_APPEND_PLAIN_SQL = driver_sql(q.APPEND_PLAIN_EVENTS)
 
 
 @functools.cache

@@ -408,3 +408,27 @@ async def test_append_events_with_a_bad_event_writes_nothing(service: SessionSer
         await service.append_events(session, [event("g1", 1.0, {"ok": 1}), event("g2", 2.0, {"bad": object()})])
     stored = await reget(service, session)
     assert stored.events == [] and stored.state == {}
+
+
+async def test_append_events_keeps_order_across_plain_runs_and_deltas_and_a_retried_tail(
+    service: SessionService, app_name: str
+) -> None:
+    """Events without a state delta travel together (one statement in SQL); events with one in
+    between keep their place, and a retried batch that overlaps stored events adds only the rest."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="runs")
+    await service.append_events(
+        session, [event("p1", 1.0), event("p2", 2.0), event("d3", 3.0, {"k": 3}), event("p4", 4.0), event("p5", 5.0)]
+    )
+    await service.append_events(session, [event("p4", 4.0), event("p5", 5.0), event("p6", 6.0), event("p7", 7.0)])
+    stored = await reget(service, session)
+    assert [e.id for e in stored.events] == ["p1", "p2", "d3", "p4", "p5", "p6", "p7"]
+    assert [e.content.parts[0].text for e in stored.events if e.content] == [
+        f"message {i}" for i in ("p1", "p2", "d3", "p4", "p5", "p6", "p7")
+    ]
+    assert stored.state == {"k": 3}
+    assert [e.id for e in session.events] == [e.id for e in stored.events]  # the caller's copy, level
+    tail = await reget(service, session, GetSessionConfig(num_recent_events=2))
+    assert [e.id for e in tail.events] == ["p6", "p7"]
+    later = await reget(service, session, GetSessionConfig(after_event_id="p5"))
+    assert [e.id for e in later.events] == ["p6", "p7"]
+

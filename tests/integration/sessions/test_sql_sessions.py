@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.sql import MIGRATIONS_DIR, alembic_config, is_transient, migrate, upgrade
+from adk_core.sql import MIGRATIONS_DIR, alembic_config, held, is_transient, migrate, upgrade
 from adk_core.sql.schema import metadata
-from adk_core.types import Content, Event, EventActions
+from adk_core.types import Content, Event, EventActions, Part
 from adkt.embedded import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
@@ -318,3 +318,34 @@ async def test_last_events_of_a_big_session_come_from_the_seq_index(
         config=GetSessionConfig(through_event_id="e5000", num_recent_events=3),
     )
     assert cursor is not None and [e.id for e in cursor.events] == ["e4998", "e4999", "e5000"]
+
+
+async def test_a_batch_of_plain_events_with_a_bad_one_writes_nothing(service: DatabaseSessionService) -> None:
+    session = await service.create_session(app_name="app", user_id="u", session_id="badplain")
+    bad = event("q2", 2.0)
+    bad.content = Content(role="user", parts=[Part(text="a NUL \x00 Postgres cannot store")])
+    with pytest.raises(InvalidInputError):
+        await service.append_events(session, [event("q1", 1.0), bad, event("q3", 3.0)])
+    stored = await service.get_session(app_name="app", user_id="u", session_id="badplain")
+    assert stored is not None and stored.events == []
+
+
+async def test_a_batch_of_plain_events_is_one_statement(
+    service: DatabaseSessionService, engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events without a state delta are stored by one statement, with no transaction around it."""
+    session = await service.create_session(app_name="app", user_id="u", session_id="onestatement")
+    await service.append_event(session, event("r0", 0.5))  # the held connections exist now
+    run = held._fetchone
+    statements: list[str] = []
+
+    async def counted(driver: Any, sql: str, params: Any) -> Any:
+        statements.append(sql)
+        return await run(driver, sql, params)
+
+    monkeypatch.setattr(held, "_fetchone", counted)
+    await service.append_events(session, [event("r1", 1.0), event("r2", 2.0), event("r3", 3.0)])
+    await service.append_events(session, [event("r4", 4.0), event("r5", 5.0, {"k": 5}), event("r6", 6.0)])
+    assert len(statements) == 1 + 3  # the plain batch; then r4, r5 (its delta) and r6 each alone
+    rows = await stored_rows(engine, session)
+    assert [(r.id, r.seq) for r in rows] == [(f"r{i}", i + 1) for i in range(7)]
