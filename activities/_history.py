@@ -168,14 +168,14 @@ class RideAlongWriter:
         written again, synchronously and idempotently)."""
 
     async def run(self, key: _Key, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
-                  wait: bool = False, write: bool = True) -> tuple[T, int]:
+                  wait: bool = False, store: bool = True) -> tuple[T, int]:
         """Store ``events`` (after ``after``) and do ``work``; returns its result and how many of
         ``events`` are known stored. With ``wait``, everything is stored before this returns.
-        Without ``write``, only the work is done, and the count says how many of ``events`` this
+        Without ``store``, only the work is done, and the count says how many of ``events`` this
         worker's earlier writes have stored: the events stay queued for a later activity."""
         if not events:
             return await work(), 0
-        if not write:
+        if not store:
             result = await work()
             return result, self._known_stored(key, events)
         rest, stored, previous = events, 0, None

@@ -153,11 +153,11 @@ class AdkActivities:
 
     # --- sessions ---------------------------------------------------------------------------
     async def _with_commits(self, input: c.ModelCallInput | c.ToolCallInput, work: Callable[[], Awaitable[Done]], *,
-                            write: bool = True) -> Done:
-        """Do ``work`` while the events riding along with the call are stored (with ``write``); its
+                            store: bool = True) -> Done:
+        """Do ``work`` while the events riding along with the call are stored (with ``store``); its
         result says how many of them are known stored (activities/_history.RideAlongWriter)."""
         key = (input.key.app_name, input.key.user_id, input.key.session_id)
-        result, stored = await heartbeating(self._writer.run(key, input.commit_after, input.commit, work, write=write))
+        result, stored = await heartbeating(self._writer.run(key, input.commit_after, input.commit, work, store=store))
         if stored < len(input.commit):
             result.stored_commits = stored
         return result
@@ -253,7 +253,7 @@ class AdkActivities:
         # model call, which must have them and stores them together with the tool's own result
         # event: one statement for both (a W1 turn makes 5 writes instead of 8). The tool only
         # acknowledges what this worker already stored.
-        result = await self._with_commits(input, lambda: self._run_tool(input), write=False)
+        result = await self._with_commits(input, lambda: self._run_tool(input), store=False)
         return _fits(result, f"the result of tool {input.tool_name!r}")
 
     async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:

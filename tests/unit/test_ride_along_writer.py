@@ -129,16 +129,16 @@ async def test_a_call_that_does_not_write_only_acknowledges_what_this_worker_sto
     """A tool activity passes its events on: it writes nothing, and it acknowledges the prefix
     that an earlier (model) call on this worker has finished storing."""
     sessions, writer = await _writer_with()
-    _, stored = await writer.run(KEY, "e0", [_event("e1")], _work, write=False)
+    _, stored = await writer.run(KEY, "e0", [_event("e1")], _work, store=False)
     assert stored == 0 and sessions.appends == []  # nothing stored it yet: it stays queued
 
     sessions.gate.clear()
     _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2")], _work)  # the model call
     assert stored == 0
-    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, write=False)
+    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, store=False)
     assert stored == 0, "the write is still running: nothing acknowledged"
     sessions.gate.set()
     await asyncio.sleep(0.01)
-    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, write=False)
+    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, store=False)
     assert stored == 2
     assert sessions.appends == [["e1", "e2"]] and await _stored_ids(sessions) == ["e0", "e1", "e2"]
