@@ -76,7 +76,7 @@ class _TrialInvoker(DurableInvoker):
         self.session = shared.session if shared else None
         self.runner = Runner(
             app_name=app.name, agent=agent or app.root_agent, plugins=app.plugins, session_service=self.sessions,
-            artifact_service=DurableArtifactService(key), memory_service=DurableMemoryService(key),
+            artifact_service=DurableArtifactService(key), memory_service=DurableMemoryService(key, self.sessions),
             runtime=self.runtime,
         )
 

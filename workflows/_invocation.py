@@ -40,7 +40,7 @@ class DurableInvoker:
             app=app,
             session_service=self.sessions,
             artifact_service=DurableArtifactService(self.key),
-            memory_service=DurableMemoryService(self.key),
+            memory_service=DurableMemoryService(self.key, self.sessions),
             runtime=self.runtime,
         )
 

@@ -202,11 +202,16 @@ class DurableArtifactService(ArtifactService):
 
 
 class DurableMemoryService(MemoryService):
-    def __init__(self, key: c.SessionKey) -> None:
+    def __init__(self, key: c.SessionKey, sessions: DurableSessionService | None = None) -> None:
         self.key = key
+        self._sessions = sessions
+        """The workflow's own session service: its queued events are stored before the activity
+        reads the session, so memory gets the whole conversation so far."""
 
     async def add_session_to_memory(self, session: Session) -> None:
         key = c.SessionKey(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
+        if self._sessions is not None and key == self._sessions.key:
+            await self._sessions.flush()
         await workflow.execute_activity(
             c.MEMORY, c.MemoryCallInput(key=key, op="add_session"), result_type=c.MemoryCallResult,
             start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY, summary="add session to memory",

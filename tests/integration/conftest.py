@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pytest_asyncio
 
 from adk_core import App
+from adk_core.memory import MemoryService
 from adk_core.sessions import SessionService
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
@@ -26,6 +27,7 @@ class DurableStack:
     database_url: str
     address: str
     worker: AdkWorker
+    memory: MemoryService
 
     def register(self, app: App) -> App:
         """Serve ``app`` from the stack's worker (apps are added while the worker runs)."""
@@ -48,6 +50,7 @@ async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPo
                 database_url=url,
                 address=temporal_server.address,
                 worker=worker,
+                memory=services["memory_service"],
             )
         finally:
             await worker.shutdown()
