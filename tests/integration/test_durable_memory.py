@@ -9,7 +9,6 @@ from typing import Any
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.agents.context import CallbackContext
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
-
 from tests.integration.conftest import DurableStack
 
 
