@@ -142,7 +142,8 @@ def _index(events: list[Event], event_id: str) -> int | None:
 
 
 class RideAlongWriter:
-    """Stores the session events that ride along with a model or tool activity.
+    """Stores the session events that ride along with a model activity (a tool activity only
+    asks how many of its events are stored: ``store=False``).
 
     The workflow sends every event it has not seen acknowledged with each activity, in order, and
     with the stored event they follow (``after``). When this worker's cache can take them (it ends

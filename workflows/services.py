@@ -2,9 +2,9 @@
 
 The engine inside a workflow talks to these exactly as it talks to the in-process services.
 Session commits are not sent one by one: they are queued and ride along with the next model or
-tool activity, which stores them idempotently (in the background when its worker knows their
-order: activities/_history.RideAlongWriter) and says how many are stored; the rest stay queued and
-ride along again. Whatever is left is flushed, waiting for the store, at the end of the
+tool activity. A model activity stores them idempotently (in the background when its worker knows
+their order: activities/_history.RideAlongWriter); a tool activity leaves them to the next model
+call. Each says how many are stored; the rest stay queued and ride along again. Whatever is left is flushed, waiting for the store, at the end of the
 invocation. That keeps a turn at the activity count of its model and tool calls.
 """
 
