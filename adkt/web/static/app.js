@@ -238,8 +238,15 @@ function lastAsk(request) {
   return last ? contentView(last, "markdown") : h("div", { class: "muted" }, "(no contents)");
 }
 
+// Renders start on every change the server pushes and may finish out of order: only the newest
+// one started may touch the page, or a stale view could replace a newer one (and the composer the
+// person is typing in).
+let renders = 0;
+
 async function renderList() {
+  const mine = ++renders;
   const { sessions } = await api("/api/sessions");
+  if (mine !== renders) return;
   document.title = "Agent simulator";
   main.replaceChildren(
     h("h1", {}, "Simulator sessions"),
@@ -259,11 +266,14 @@ async function renderList() {
 
 let shownHead = null;
 async function renderSession(id, { keepComposer = false } = {}) {
+  const mine = ++renders;
   let view;
   try { view = await api(`/api/sessions/${id}`); } catch (e) {
+    if (mine !== renders) return;
     main.replaceChildren(h("div", { class: "error" }, `${e.error}: ${e.message}`), h("a", { href: `${BASE}/` }, "← all sessions"));
     return;
   }
+  if (mine !== renders) return;
   const headId = view.head?.turn_id || null;
   const existing = document.querySelector("[data-testid=composer]");
   const keep = keepComposer && headId && headId === shownHead && existing;
