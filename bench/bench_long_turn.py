@@ -26,6 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # _stack, also under python -m bench.bench_long_turn
 
 from _stack import bench_stack  # noqa: E402
 from temporalio.api.history.v1 import History  # noqa: E402
