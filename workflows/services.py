@@ -4,8 +4,9 @@ The engine inside a workflow talks to these exactly as it talks to the in-proces
 Session commits are not sent one by one: they are queued and ride along with the next model or
 tool activity. A model activity stores them idempotently (in the background when its worker knows
 their order: activities/_history.RideAlongWriter); a tool activity leaves them to the next model
-call. Each says how many are stored; the rest stay queued and ride along again. Whatever is left is flushed, waiting for the store, at the end of the
-invocation. That keeps a turn at the activity count of its model and tool calls.
+call. Each says how many are stored; the rest stay queued and ride along again. Whatever is left
+is flushed, waiting for the store, at the end of the invocation. That keeps a turn at the
+activity count of its model and tool calls.
 """
 
 from __future__ import annotations
@@ -201,6 +202,9 @@ class DurableArtifactService(ArtifactService):
         return result.versions
 
 
+MEMORY_FLUSH_PATCH = "memory-add-flushes-first"
+
+
 class DurableMemoryService(MemoryService):
     def __init__(self, key: c.SessionKey, sessions: DurableSessionService | None = None) -> None:
         self.key = key
@@ -210,7 +214,8 @@ class DurableMemoryService(MemoryService):
 
     async def add_session_to_memory(self, session: Session) -> None:
         key = c.SessionKey(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
-        if self._sessions is not None and key == self._sessions.key:
+        # Patched: runs that added their session to memory before the flush existed replay without it.
+        if self._sessions is not None and key == self._sessions.key and workflow.patched(MEMORY_FLUSH_PATCH):
             await self._sessions.flush()
         await workflow.execute_activity(
             c.MEMORY, c.MemoryCallInput(key=key, op="add_session"), result_type=c.MemoryCallResult,

@@ -27,7 +27,7 @@ from adk_core.sessions.base import (
     stored_form,
 )
 from adk_core.sql import SqlStore, dumps, dumps_model, store_errors
-from adk_core.sql.held import driver_sql, held_connections
+from adk_core.sql.held import Statement, driver_sql, held_connections
 from adk_core.state import merge_state, split_delta, validate_state_delta
 from adk_core.types import Event
 
@@ -164,8 +164,8 @@ class DatabaseSessionService(SqlStore, SessionService):
         params = _append_params(session, event)
         # Everything is serialized (so checked) above: a refusal has written nothing. One
         # self-contained statement: no BEGIN/COMMIT round trips needed.
-        (stored,) = await self._append(params)
-        if stored or not any(e.id == event.id for e in session.events):
+        ((_, inserted, *_),) = await self._run_appends([_single_append(params)])
+        if inserted is not None or not any(e.id == event.id for e in session.events):
             # A retried append finds the event stored already: bring the caller's copy level.
             apply_event_to_session(session, event)
         return event
@@ -179,33 +179,29 @@ class DatabaseSessionService(SqlStore, SessionService):
         events = [e for e in events if prepare_event_for_storage(e) is not None]
         if len(events) <= 1:
             return [await self.append_event(session, e) for e in events]
-        statements: list[tuple[str, dict[str, Any]]] = []
-        for run in _runs_of_plain_events(events):
-            if len(run) > 1:
-                statements.append((_APPEND_PLAIN_SQL, _plain_events_params(session, run)))
-            else:
-                params = _append_params(session, run[0])
-                statements.append((_append_sql("session_json" in params, "app_json" in params, "user_json" in params), params))
-        for params, (found, *_) in zip((p for _, p in statements), await held_connections(self._engine).fetch_first_rows(statements), strict=True):
-            if not found:
-                raise _not_found(params)
+        await self._run_appends([
+            (_APPEND_PLAIN_SQL, _plain_events_params(session, run)) if len(run) > 1
+            else _single_append(_append_params(session, run[0]))
+            for run in _runs_of_plain_events(events)
+        ])
         known = {e.id for e in session.events}
         for event in events:
             if event.id not in known:
                 apply_event_to_session(session, event)
         return events
 
-    async def _append(self, *prepared: dict[str, Any]) -> list[bool]:
-        """Store events (several: in ONE transaction); for each, False when its id was stored
-        already (then nothing changed). Appends are the hot path of a durable turn: they run on
-        held connections (adk_core.sql.held)."""
-        statements = [(_append_sql("session_json" in p, "app_json" in p, "user_json" in p), p) for p in prepared]
-        stored = []
-        for params, (found, inserted, *_) in zip(prepared, await held_connections(self._engine).fetch_first_rows(statements), strict=True):
+    async def _run_appends(self, statements: list[Statement]) -> list[tuple[Any, ...]]:
+        """Run append statements (several: in ONE transaction) and return each one's row; raises
+        SessionNotFoundError when the session does not exist (then nothing changed). Appends are the
+        hot path of a durable turn: they run on held connections (adk_core.sql.held)."""
+        rows = await held_connections(self._engine).fetch_first_rows(statements)
+        for (_, params), (found, *_) in zip(statements, rows, strict=True):
             if not found:
-                raise _not_found(params)
-            stored.append(inserted is not None)
-        return stored
+                raise SessionNotFoundError(
+                    f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
+                    "create it with create_session() before appending events"
+                )
+        return rows
 
     @store_errors
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -243,13 +239,6 @@ def _append_params(session: Session, event: Event) -> dict[str, Any]:
     return params
 
 
-def _not_found(params: dict[str, Any]) -> SessionNotFoundError:
-    return SessionNotFoundError(
-        f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
-        "create it with create_session() before appending events"
-    )
-
-
 def _runs_of_plain_events(events: list[Event]) -> list[list[Event]]:
     """``events`` in order, cut into runs: consecutive events without a state delta together, each
     event with one alone (its merges are the single-event statement's)."""
@@ -280,6 +269,11 @@ _APPEND_PLAIN_SQL = driver_sql(q.APPEND_PLAIN_EVENTS)
 @functools.cache
 def _append_sql(session_delta: bool, app_delta: bool, user_delta: bool) -> str:
     return driver_sql(q.append_event_statement(session_delta, app_delta, user_delta))
+
+
+def _single_append(params: dict[str, Any]) -> Statement:
+    """The one-event append statement for ``params`` (``_append_params``), merges as its deltas need."""
+    return _append_sql("session_json" in params, "app_json" in params, "user_json" in params), params
 
 
 async def _merge_shared_state(conn: AsyncConnection, params: dict[str, Any]) -> None:
