@@ -19,8 +19,8 @@ COPY pyproject.toml README.md* ./
 COPY adk_core ./adk_core
 COPY workflows ./workflows
 COPY activities ./activities
+COPY adk_temporal ./adk_temporal
 COPY adkt ./adkt
-COPY worker.py ./
 RUN pip install . && cd / && rm -rf /build
 
 # Apps are imported as module:attr relative to the working directory (adkt puts it on sys.path).

@@ -14,10 +14,10 @@ from typing import Any
 
 import psycopg
 
-from activities.streaming import STREAM_RESET, channel_name, is_stream_reset
 from adk_core.errors import ConfigurationError
 from adk_core.sql import postgres_url
 from adk_core.types import Event
+from adk_temporal.activities.streaming import STREAM_RESET, channel_name, is_stream_reset
 
 _READ = (
     "SELECT id, call, attempt, after_events, kind, event FROM adk_stream_chunks "

@@ -34,17 +34,14 @@ from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.streaming import turn_stream_id
 from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
 from adk_core.ids import escape_id_part, validate_session_key
 from adk_core.sql import dumps as storable_json
 from adk_core.sql import open_engine
 from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
-from adkt._stream_follow import StreamFollower, TurnMerge
-from adkt.search_attributes import adk_search_attributes, missing_error
-from adkt.settings import Settings
-from workflows import (
+from adk_temporal.activities.streaming import turn_stream_id
+from adk_temporal.workflows import (
     AdkPlugin,
     AgentRunInput,
     AgentRunResult,
@@ -58,9 +55,12 @@ from workflows import (
     app_task_queue,
     session_workflow_id,
 )
-from workflows.contracts import TurnQuery, TurnStatus
-from workflows.payload_storage import PostgresPayloadDriver
-from workflows.summaries import run_summary, session_details, session_summary
+from adk_temporal.workflows.contracts import TurnQuery, TurnStatus
+from adk_temporal.workflows.payload_storage import PostgresPayloadDriver
+from adk_temporal.workflows.summaries import run_summary, session_details, session_summary
+from adkt._stream_follow import StreamFollower, TurnMerge
+from adkt.search_attributes import adk_search_attributes, missing_error
+from adkt.settings import Settings
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ from adk_core.errors import ConfigurationError
 from adk_core.memory.sql import DatabaseMemoryService
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sql import migrate, open_engine
+from adk_temporal.workflows.payload_storage import PostgresPayloadDriver
 from adkt.settings import Settings
-from workflows.payload_storage import PostgresPayloadDriver
 
 
 def database_url(explicit: str | None = None) -> str | None:

@@ -61,13 +61,13 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
 
-from activities import AdkActivities, AppRegistry  # noqa: E402
-from activities.contracts import GENERATE_CONTENT  # noqa: E402
+from adk_temporal.activities import AdkActivities, AppRegistry  # noqa: E402
+from adk_temporal.activities.contracts import GENERATE_CONTENT  # noqa: E402
+from adk_temporal.worker import build_worker  # noqa: E402
+from adk_temporal.workflows import AdkPlugin, session_workflow_id  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
 from adkt.embedded import TEMPORAL_DEV_ARGS  # noqa: E402
 from examples import w1  # noqa: E402
-from worker import build_worker  # noqa: E402
-from workflows import AdkPlugin, session_workflow_id  # noqa: E402
 
 TASK_QUEUE = "bench-durable"
 UNSANDBOXED_QUEUE = "bench-durable-unsandboxed"

@@ -97,10 +97,10 @@ async def _timed(fn: Callable[[], Awaitable[EvalSuiteResult]], n: int, cpu: dict
 async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     from _stack import bench_stack
 
-    from activities.eval_cases import load_cases
+    from adk_temporal.activities.eval_cases import load_cases
+    from adk_temporal.worker import build_worker
+    from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
     from adkt.client import connect
-    from worker import build_worker
-    from workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 
     suite = load_cases(SUITE)[: args.cases]  # the objects the worker serves (bench_eval, not __main__)
     names = [c.name for c in suite]

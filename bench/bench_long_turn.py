@@ -34,9 +34,9 @@ from temporalio.client import Client  # noqa: E402
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel  # noqa: E402
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn  # noqa: E402
+from adk_temporal.worker import build_worker  # noqa: E402
+from adk_temporal.workflows import session_workflow_id  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
-from worker import build_worker  # noqa: E402
-from workflows import session_workflow_id  # noqa: E402
 
 APP = "long-turn"
 TASK_QUEUE = "bench-long-turn"

@@ -92,8 +92,8 @@ def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
 async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     from _stack import bench_stack
 
+    from adk_temporal.worker import build_worker
     from adkt.client import AdkClient, connect
-    from worker import build_worker
 
     model = PacedStreamModel(args.tokens, args.first_token_ms / 1000, args.token_ms / 1000)
     app = App(name="bench_streaming", root_agent=LlmAgent(name="streamer", model=model))

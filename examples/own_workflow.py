@@ -1,6 +1,6 @@
 """An agent inside your own Temporal workflow: triage a batch of tickets, one agent run per ticket.
 
-TicketTriageWorkflow is an ordinary Temporal workflow; `workflows.run_agent` runs the support desk
+TicketTriageWorkflow is an ordinary Temporal workflow; `adk_temporal.workflows.run_agent` runs the support desk
 agent (examples/support_desk.py) as one durable invocation per ticket, each on its own session.
 Model and tool calls are ADK activities on the same worker, so a crash mid-batch resumes at the
 ticket it was on.
@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from adk_temporal.workflows import run_agent
     from examples import support_desk
-    from workflows import run_agent
 
 
 class TriageInput(BaseModel):
@@ -54,10 +54,10 @@ TRIAGE_QUEUE = "triage"
 async def main() -> None:
     """Embedded Temporal and Postgres (as `adkt run` starts them), and a worker of our own beside
     the stack's: it serves the support desk app and TicketTriageWorkflow on one task queue."""
+    from adk_temporal.worker import build_worker
     from adkt.commands._stack import embedded_stack
     from adkt.services import open_services
     from adkt.settings import Settings
-    from worker import build_worker
 
     async with embedded_stack([], Settings.load()) as stack, open_services(stack.database_url) as services:
         client = stack.client.client

@@ -17,10 +17,14 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.compaction_activities import SUMMARIZE_EVENTS, SummarizeEventsInput, SummarizeEventsResult
     from adk_core.agents.context import InvocationContext
     from adk_core.compaction import compaction_event, may_be_due
     from adk_core.runner import Runner
+    from adk_temporal.activities.compaction_activities import (
+        SUMMARIZE_EVENTS,
+        SummarizeEventsInput,
+        SummarizeEventsResult,
+    )
 
     from .runtime import TemporalRuntime
     from .services import DurableSessionService

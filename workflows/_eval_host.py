@@ -24,7 +24,6 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import contracts as c
     from adk_core.agents.base import BaseAgent
     from adk_core.agents.llm_agent import LlmAgent
     from adk_core.app import App
@@ -35,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.sessions import InMemorySessionService, Session
     from adk_core.tools.agent_tool import AgentTool
     from adk_core.types import Content, Event
+    from adk_temporal.activities import contracts as c
 
     from ._invocation import DurableInvoker
     from .runtime import TemporalRuntime

@@ -8,7 +8,6 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic_core import to_json
 
-    from activities import contracts as c
     from adk_core.agents.base import new_event
     from adk_core.agents.context import InvocationContext
     from adk_core.agents.run_config import RunConfig
@@ -18,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.runner import Runner
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
+    from adk_temporal.activities import contracts as c
 
     from ._compaction import compact_after_invocation
     from ._turn_stream import TurnStream

@@ -12,10 +12,14 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.simulator_activities import RECORD_RESPONSE, SUBMIT_REQUEST, RecordResponseInput
     from adk_core.agents.context import InvocationContext
     from adk_core.simulator import WAIT_KIND, ReplyTo, SimulatorAsk
     from adk_core.simulator.rules import check_response_shape
+    from adk_temporal.activities.simulator_activities import (
+        RECORD_RESPONSE,
+        SUBMIT_REQUEST,
+        RecordResponseInput,
+    )
 
 if TYPE_CHECKING:
     from .runtime import TemporalRuntime

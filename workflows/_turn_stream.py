@@ -9,10 +9,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.streaming import StreamTarget
     from adk_core.agents.context import InvocationContext
     from adk_core.sessions import SessionService
     from adk_core.types import Event
+    from adk_temporal.activities.streaming import StreamTarget
 
 
 class TurnStream:

@@ -13,8 +13,8 @@ from temporalio import workflow
 from temporalio.worker import Interceptor, WorkflowInboundInterceptor, WorkflowInterceptorClassInput
 
 with workflow.unsafe.imports_passed_through():
-    from activities.apps import AppRegistry
     from adk_core.errors import ConfigurationError
+    from adk_temporal.activities.apps import AppRegistry
 
 EXTERN_NAME = "adk_temporal.apps"
 
@@ -25,7 +25,7 @@ def worker_apps() -> AppRegistry:
     if get is None:
         raise ConfigurationError(
             "this workflow runs on a worker without AdkPlugin's apps; build workers with "
-            "worker.build_worker(...) or Worker(..., plugins=[AdkPlugin(activities, apps=...)])"
+            "adk_temporal.worker.build_worker(...) or Worker(..., plugins=[AdkPlugin(activities, apps=...)])"
         )
     return get()
 

@@ -1,6 +1,6 @@
 """Run an agent from inside your own Temporal workflow.
 
-    from workflows import run_agent
+    from adk_temporal.workflows import run_agent
 
     @workflow.defn
     class TicketTriage:

@@ -25,13 +25,13 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import eval_contracts as ec
-    from activities.eval_cases import find_case, register_case
     from adk_core.errors import AdkError
     from adk_core.eval import EvalError, EvalResult, combine_trials, drive_case
     from adk_core.eval.results import summarize
     from adk_core.eval.store import CaseRecord, RunRecord, TrialRecord
     from adk_core.ids import escape_id_part, validate_id
+    from adk_temporal.activities import eval_contracts as ec
+    from adk_temporal.activities.eval_cases import find_case, register_case
 
     from ._eval_contracts import (
         EVAL_WORKFLOW_PREFIX,

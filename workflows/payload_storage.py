@@ -33,9 +33,9 @@ from temporalio.converter import (
     StorageDriverStoreContext,
 )
 
-from activities.contracts import MAX_PAYLOAD_BYTES
 from adk_core.errors import InvalidInputError
 from adk_core.sql.schema import payloads
+from adk_temporal.activities.contracts import MAX_PAYLOAD_BYTES
 
 PAYLOAD_THRESHOLD = 256 * 1024
 """Payloads from this size on are stored out of band (Temporal's own default threshold)."""

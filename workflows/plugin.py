@@ -16,10 +16,10 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities.adk_activities import AdkActivities
-from activities.eval_activities import EvalActivities
-from activities.simulator_activities import SimulatorActivities
 from adk_core.errors import AdkError
+from adk_temporal.activities.adk_activities import AdkActivities
+from adk_temporal.activities.eval_activities import EvalActivities
+from adk_temporal.activities.simulator_activities import SimulatorActivities
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
 from .app_scope import AppsInterceptor

@@ -17,7 +17,6 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import contracts as c
     from adk_core import telemetry
     from adk_core.agents.base import BaseAgent
     from adk_core.agents.context import InvocationContext, ToolContext
@@ -31,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.builtin import ExitLoopTool, LoadArtifactsTool, LoadMemoryTool, TransferToAgentTool
     from adk_core.tools.execution import ToolExecution
     from adk_core.types import Event
+    from adk_temporal.activities import contracts as c
 
     from ._retry import retry_policy
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox

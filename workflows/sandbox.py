@@ -32,8 +32,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 PASSTHROUGH = (
     "adk_core",
-    "workflows",
-    "activities",
+    "adk_temporal",
     "pydantic",
     "pydantic_core",
     "annotated_types",

@@ -20,13 +20,13 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
-    from activities import contracts as c
     from adk_core.artifacts import ArtifactService
     from adk_core.errors import InvalidInputError, SessionNotFoundError
     from adk_core.memory import MemoryEntry, MemoryService, SearchMemoryResponse
     from adk_core.sessions import GetSessionConfig, ListSessionsResponse, Session, SessionService
     from adk_core.sessions.base import apply_event_to_session, prepare_event_for_storage
     from adk_core.types import Event, Part
+    from adk_temporal.activities import contracts as c
 
 STORE_TIMEOUT = timedelta(seconds=30)
 STORE_RETRY = RetryPolicy(

@@ -28,9 +28,9 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic_core import to_json
 
-    from activities.streaming import turn_stream_id
     from adk_core.errors import AdkError
     from adk_core.types import Content, Event
+    from adk_temporal.activities.streaming import turn_stream_id
 
     from ._invocation import (
         DurableInvoker,

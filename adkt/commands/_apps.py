@@ -79,7 +79,7 @@ def load_app(spec: AppSpec | str) -> App:
         ConfigurationError: the spec names nothing loadable; the message says what to write instead.
     """
     from adk_core.errors import ConfigurationError
-    from worker import load_app as load_module_attr
+    from adk_temporal.worker import load_app as load_module_attr
 
     spec = parse_app_spec(spec) if isinstance(spec, str) else spec
     if spec.module is None:

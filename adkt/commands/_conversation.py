@@ -22,10 +22,10 @@ from adkt.settings import Settings
 
 if TYPE_CHECKING:
     from adk_core import App
+    from adk_temporal.workflows import PendingRequest, TurnResult
     from adkt.client import AdkClient
     from adkt.commands._apps import AppSpec
     from adkt.commands._devstate import DevState
-    from workflows import PendingRequest, TurnResult
 
 POLLER_FRESH = timedelta(seconds=90)
 """A worker long-polls for up to a minute, then polls again, so a live one was seen within this;
@@ -55,7 +55,7 @@ class Connection:
         return self.mode != "embedded"
 
     def workflow_id(self, user: str, session: str) -> str:
-        from workflows import session_workflow_id
+        from adk_temporal.workflows import session_workflow_id
 
         return session_workflow_id(self.app, user, session)
 
@@ -107,7 +107,7 @@ def log_worker_to_file(settings: Settings) -> None:
     With --debug the log stays on stderr. Called before any client connects (see configure_logging)."""
     import logging
 
-    from worker import LOG_FORMAT, configure_logging
+    from adk_temporal.worker import LOG_FORMAT, configure_logging
 
     configure_logging()
     if settings.debug:
@@ -194,7 +194,7 @@ async def waiting(connection: Connection, user: str, session: str) -> list[Pendi
 async def stored_pending(database_url: str, app: str, user: str, session: str) -> list[PendingRequest]:
     """The requests no reply has answered yet, from the session's stored events."""
     from adk_core.sessions.sql import DatabaseSessionService
-    from workflows._invocation import pending_requests
+    from adk_temporal.workflows._invocation import pending_requests
 
     service = DatabaseSessionService(database_url)
     try:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from adk_core import App
+from adk_temporal.worker import AdkWorker, build_worker
 from adkt.client import AdkClient, connect
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 from adkt.settings import Settings
-from worker import AdkWorker, build_worker
 
 
 @dataclass

@@ -20,7 +20,9 @@ class TokenPrinter:
         self._streamed = ""  # the text printed for the answer under way
 
     def show(self, event: Event) -> None:
-        from activities.streaming import is_stream_reset  # here: the CLI starts without the worker's modules
+        from adk_temporal.activities.streaming import (
+            is_stream_reset,  # here: the CLI starts without the worker's modules
+        )
 
         if is_stream_reset(event):
             self._end_line()

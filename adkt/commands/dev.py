@@ -42,11 +42,11 @@ async def _dev(
     specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710,
     reload: bool = False,
 ) -> None:
+    from adk_temporal.worker import configure_logging
     from adkt.commands._apps import load_app
     from adkt.commands._stack import embedded_stack, wait_for_signal
     from adkt.commands.web import dev_backend
     from adkt.web.serve import bind, durable_service, serving
-    from worker import configure_logging
 
     # Before any client connects (it routes the Rust core's log too): failed workflow tasks and
     # tool errors then show on this console.

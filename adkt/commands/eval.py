@@ -77,11 +77,11 @@ def _progress() -> Progress:
 
 async def _in_process(target: str, *, trials: int | None, parallel: int | None, run_id: str, stop: bool,
                       database_url: str | None) -> EvalSuiteResult:  # fmt: skip
-    from activities.eval_cases import load_cases
     from adk_core.eval import EvalSuiteResult, run_eval
     from adk_core.eval.results import summarize
     from adk_core.runtime import wall_clock
     from adk_core.sql import migrate
+    from adk_temporal.activities.eval_cases import load_cases
 
     cases = [dataclasses.replace(c, trials=trials) if trials else c for c in load_cases(target)]
     url = resolve_database_url(Settings.load(), database_url)
@@ -128,7 +128,7 @@ class _Recorder:
         from adk_core.errors import AdkError
         from adk_core.eval.store import TrialRecord
         from adk_core.sessions.sql import DatabaseSessionService
-        from workflows._eval_host import EVAL_USER_ID, storage_app_name
+        from adk_temporal.workflows._eval_host import EVAL_USER_ID, storage_app_name
 
         sessions = DatabaseSessionService(self.store.engine)
         for trial in result.all_trials():
@@ -171,13 +171,13 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
                    stop: bool, database_url: str | None) -> EvalSuiteResult:  # fmt: skip
     from temporalio.common import WorkflowIDReusePolicy
 
-    from activities.eval_cases import load_cases, normalize_ref
     from adk_core.eval import case_apps
+    from adk_temporal.activities.eval_cases import load_cases, normalize_ref
+    from adk_temporal.workflows.contracts import TASK_QUEUE
+    from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
     from adkt.client import connect
     from adkt.commands._devstate import resolve
     from adkt.commands._stack import embedded_stack
-    from workflows.contracts import TASK_QUEUE
-    from workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
 
     ref = normalize_ref(target)  # workers import cases by module name
     apps = [app for case in load_cases(ref) for app in case_apps(case).all()]

@@ -51,11 +51,11 @@ async def _worker(
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
+    from adk_temporal.worker import build_worker, configure_logging
     from adkt.client import connect
     from adkt.commands._apps import load_app
     from adkt.commands._stack import wait_for_signal
     from adkt.services import open_services
-    from worker import build_worker, configure_logging
 
     # The same logging as `python worker.py`, whose _main this command does not go through.
     configure_logging(log_level)

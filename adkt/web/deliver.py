@@ -21,7 +21,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError, WorkflowUpdateR
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.simulator import Deliver, SessionEvent, SimulatorConflictError, SimulatorDeliveryTimeoutError
-from workflows._simulator import SUBMIT_DECISION, SimulatorDecision
+from adk_temporal.workflows._simulator import SUBMIT_DECISION, SimulatorDecision
 
 DELIVER_TIMEOUT = timedelta(seconds=20)
 

@@ -33,13 +33,13 @@ from typing import Any
 
 from sqlalchemy import text
 
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 from bench.chaos import _analysis as analysis
 from bench.chaos.app import APP_NAME, SCHEMA
 from bench.chaos.workers import WorkerPool
-from workflows import session_workflow_id
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -16,13 +16,13 @@ import pytest
 from adk_core.eval.metrics.base import MetricResult
 from adk_core.eval.results import EvalSummary
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
+from adk_temporal.workflows import session_workflow_id
 from adkt.web.api.backend import ApiBackend
 from adkt.web.api.models import AppInfo
 from adkt.web.serve import durable_service, serving
 from tests.browser import dev_app
 from tests.browser.conftest import Screenshots
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

@@ -25,9 +25,9 @@ from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
 from adk_core import App, LlmAgent, ScriptedModel
 from adk_core.models import text_response
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

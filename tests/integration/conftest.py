@@ -16,7 +16,7 @@ from adk_core.sessions import SessionService
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
-from worker import AdkWorker, build_worker
+from adk_temporal.worker import AdkWorker, build_worker
 
 
 @dataclass

@@ -10,16 +10,16 @@ import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowFailureError
 
-from activities import AppRegistry
 from adk_core import App, LlmAgent, ScriptedModel
 from adk_core.errors import ConfigurationError
 from adk_core.models import text_response
+from adk_temporal.activities import AppRegistry
+from adk_temporal.worker import build_worker
+from adk_temporal.workflows import app_task_queue, run_agent
 from adkt.client import AdkClient, connect
 from adkt.services import open_services
 from examples import own_workflow, support_desk
 from tests.integration.conftest import DurableStack
-from worker import build_worker
-from workflows import app_task_queue, run_agent
 
 pytestmark = pytest.mark.integration
 
@@ -57,10 +57,10 @@ def test_a_registry_refuses_a_namesake_and_names_what_it_serves() -> None:
 
 
 def test_no_module_keeps_apps_in_a_global() -> None:
-    import activities.apps
-    import workflows.app_scope
+    from adk_temporal.activities import apps
+    from adk_temporal.workflows import app_scope
 
-    for module in (activities.apps, workflows.app_scope):
+    for module in (apps, app_scope):
         for name, value in vars(module).items():
             assert not isinstance(value, dict | list | set | AppRegistry) or name.startswith("__"), (module, name)
 

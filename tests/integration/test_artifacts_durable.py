@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from activities.contracts import ARTIFACTS
 from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
 from adk_core.agents.context import CallbackContext
 from adk_core.models import text_response
 from adk_core.types import Part
+from adk_temporal.activities.contracts import ARTIFACTS
+from adk_temporal.workflows import session_workflow_id
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

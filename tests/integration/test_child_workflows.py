@@ -10,9 +10,9 @@ import pytest
 from adk_core import AgentExecution, App, InMemoryRunner, LlmAgent, LlmRequest, ParallelAgent, ScriptedModel
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import AgentTool
+from adk_temporal.workflows import session_workflow_id
 from tests.integration.conftest import DurableStack
 from tests.scenarios import comparable
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

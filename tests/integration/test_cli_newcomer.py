@@ -21,9 +21,9 @@ import pytest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from adk_temporal.workflows import session_workflow_id
 from adkt.commands._devstate import DevState
 from adkt.embedded import TemporalDevServer
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from adk_core.compaction import compaction_event_id
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import compaction_crash_app as crash_app
 from tests.integration.test_crash import _forget_sticky_queue, _start_worker, _stop, _wait_for
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

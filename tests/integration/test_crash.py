@@ -17,11 +17,11 @@ import pytest
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import crash_app
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

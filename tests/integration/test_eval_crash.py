@@ -17,10 +17,10 @@ import pytest
 from adk_core.eval.store import EvalResultStore
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sql import migrate
+from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.client import connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import eval_crash_app as app
-from workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 
 pytestmark = pytest.mark.integration
 

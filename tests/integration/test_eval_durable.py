@@ -16,11 +16,11 @@ from temporalio.client import WorkflowFailureError
 from adk_core.eval import run_eval
 from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
+from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.embedded import TemporalDevServer
 from adkt.embedded.temporal import temporal_binary
 from examples.eval_chest_pain import chest_pain_case
 from tests.integration.conftest import DurableStack
-from workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 
 pytestmark = pytest.mark.integration
 

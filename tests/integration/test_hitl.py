@@ -15,10 +15,7 @@ from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool, LongRunningFunctionTool
 from adk_core.tools.function_tool import CONFIRMATION_REJECTED_ERROR
-from adkt.client import MessageRejectedError
-from tests.integration.conftest import DurableStack
-from tests.scenarios import user_said
-from workflows import (
+from adk_temporal.workflows import (
     AgentRunInput,
     AgentRunWorkflow,
     PendingRequest,
@@ -27,6 +24,9 @@ from workflows import (
     SessionWorkflowInput,
     session_workflow_id,
 )
+from adkt.client import MessageRejectedError
+from tests.integration.conftest import DurableStack
+from tests.scenarios import user_said
 
 pytestmark = pytest.mark.integration
 

@@ -30,6 +30,7 @@ from adk_core.errors import ModelError
 from adk_core.eval.results import EvalSummary
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
 from adk_core.models import text_response
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient
 from adkt.web.api.backend import ApiBackend
 from adkt.web.api.endpoints import ENDPOINTS
@@ -39,7 +40,6 @@ from adkt.web.api.sse import with_keepalive
 from adkt.web.serve import serving
 from tests.browser import dev_app
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

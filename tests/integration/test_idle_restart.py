@@ -11,9 +11,9 @@ from temporalio.api.enums.v1 import EventType
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import pytest
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.types import Content, Part
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import TurnFailedError
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

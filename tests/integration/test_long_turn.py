@@ -10,8 +10,8 @@ import pytest
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from adk_temporal.workflows import session_workflow_id
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,10 @@ from temporalio.runtime import Runtime, TelemetryConfig
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from adk_temporal.worker import build_worker
+from adk_temporal.workflows import AdkPlugin, session_workflow_id
 from adkt.client import AdkClient, connect
 from tests.integration.conftest import DurableStack
-from worker import build_worker
-from workflows import AdkPlugin, session_workflow_id
 
 pytestmark = pytest.mark.integration
 

@@ -14,17 +14,17 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
-from activities import AppRegistry
 from adk_core import App, LlmAgent, ScriptedModel
 from adk_core.errors import AdkError
 from adk_core.tools import FunctionTool
 from adk_core.tools.execution import ToolExecution
+from adk_temporal.activities import AppRegistry
+from adk_temporal.workflows.app_scope import AppsInterceptor
+from adk_temporal.workflows.converter import adk_data_converter
+from adk_temporal.workflows.plugin import WORKFLOWS
+from adk_temporal.workflows.sandbox import sandbox_runner
 from examples import w1
 from tests.replay import record_histories
-from workflows.app_scope import AppsInterceptor
-from workflows.converter import adk_data_converter
-from workflows.plugin import WORKFLOWS
-from workflows.sandbox import sandbox_runner
 
 HISTORIES = sorted(record_histories.HISTORIES.glob("*.json"))
 INLINE = ToolExecution(mode="inline", start_to_close_timeout=timedelta(seconds=1))
@@ -55,7 +55,7 @@ def test_histories_are_checked_in() -> None:
 
 
 def test_the_recorded_session_id_is_the_one_the_workflow_expects() -> None:
-    from workflows import session_workflow_id
+    from adk_temporal.workflows import session_workflow_id
 
     assert record_histories.WORKFLOW_IDS["session_confirm"] == session_workflow_id(
         record_histories.CONFIRM_APP, record_histories.USER_ID, record_histories.CONFIRM_SESSION

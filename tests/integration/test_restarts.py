@@ -5,7 +5,7 @@ the result.
 that touch the store fail until it is back, Temporal retries them. (b) The Temporal dev server stops
 and starts again on the same port and database file while turns run: workers and clients reconnect.
 Each test runs its own server (the session's are shared, and the session's dev server keeps nothing
-across a restart), and a worker built by worker.build_worker with the default timeouts.
+across a restart), and a worker built by adk_temporal.worker.build_worker with the default timeouts.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import pytest
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response
+from adk_temporal.worker import build_worker
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
-from worker import build_worker
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

@@ -24,10 +24,10 @@ from temporalio.api.enums.v1 import EventType
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

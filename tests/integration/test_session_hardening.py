@@ -14,11 +14,11 @@ from temporalio.common import WorkflowIDConflictPolicy
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.errors import InvalidInputError, StateKeyError
 from adk_core.models import function_call_response, text_response
+from adk_temporal.workflows import SendMessage, SessionWorkflow, SessionWorkflowInput, session_workflow_id
+from adk_temporal.workflows.contracts import TurnQuery, TurnStatus
+from adk_temporal.workflows.session import CARRY_OUTCOMES
 from adkt.client import TurnFailedError, WorkflowTaskFailedError
 from tests.integration.conftest import DurableStack
-from workflows import SendMessage, SessionWorkflow, SessionWorkflowInput, session_workflow_id
-from workflows.contracts import TurnQuery, TurnStatus
-from workflows.session import CARRY_OUTCOMES
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ from adk_core.models import function_call_response, text_response, tool_response
 from adk_core.simulator import SessionView, SimulatorPlugin, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.tools import AgentTool
+from adk_temporal.workflows import session_workflow_id
 from adkt.web.deliver import temporal_deliver
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

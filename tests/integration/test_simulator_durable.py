@@ -17,14 +17,14 @@ from temporalio.client import WorkflowUpdateFailedError
 from adk_core.simulator import SessionView, SimulatorService
 from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.sql import migrate
+from adk_temporal.workflows import session_workflow_id
+from adk_temporal.workflows._simulator import SUBMIT_DECISION, SimulatorDecision
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.web.deliver import temporal_deliver
 from tests.integration import simulator_app
 from tests.integration.conftest import DurableStack
 from tests.integration.test_crash import _forget_sticky_queue, _stop
-from workflows import session_workflow_id
-from workflows._simulator import SUBMIT_DECISION, SimulatorDecision
 
 pytestmark = pytest.mark.integration
 

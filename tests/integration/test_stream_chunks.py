@@ -11,12 +11,12 @@ import pytest_asyncio
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from activities import streaming
-from activities.streaming import ChunkPublisher, StreamTarget, complete_responses
 from adk_core.models.base import LlmResponse
 from adk_core.sql import migrate, postgres_url
 from adk_core.sql.schema import stream_chunks
 from adk_core.types import Content
+from adk_temporal.activities import streaming
+from adk_temporal.activities.streaming import ChunkPublisher, StreamTarget, complete_responses
 from adkt._stream_follow import StreamFollower
 
 pytestmark = pytest.mark.integration

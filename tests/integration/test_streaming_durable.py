@@ -24,17 +24,17 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
-from activities.streaming import is_stream_reset
 from adk_core import App, InMemoryRunner, LlmAgent, RunConfig
 from adk_core.models.gemini import GeminiModel
 from adk_core.sql import migrate, postgres_url
 from adk_core.sql.schema import stream_chunks
 from adk_core.types import Content, Event
+from adk_temporal.activities.streaming import is_stream_reset
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import stream_crash_app
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
 
 pytestmark = pytest.mark.integration
 

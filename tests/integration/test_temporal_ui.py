@@ -23,12 +23,12 @@ from temporalio.service import RPCError, RPCStatusCode
 from adk_core import AgentExecution, App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import AgentTool
+from adk_temporal.workflows import session_workflow_id
+from adk_temporal.workflows.summaries import session_summary
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer, temporal_binary
 from adkt.search_attributes import ADK_APP, ADK_USER, SearchAttributesMissingError, create_command
 from tests.integration.conftest import DurableStack
-from workflows import session_workflow_id
-from workflows.summaries import session_summary
 
 pytestmark = pytest.mark.integration
 

@@ -12,11 +12,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from adk_core import App
+from adk_temporal.worker import build_worker
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 from examples.w1 import USER_MESSAGE, build_agent, check_turn
-from worker import build_worker
 
 pytestmark = pytest.mark.integration
 

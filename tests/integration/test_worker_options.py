@@ -10,12 +10,12 @@ from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from adk_core import App
+from adk_temporal.worker import build_worker
+from adk_temporal.workflows.plugin import _runner_with_passthrough
+from adk_temporal.workflows.sandbox import PASSTHROUGH
 from adkt.client import AdkClient
 from examples.w1 import USER_MESSAGE, build_agent, check_turn
 from tests.integration.conftest import DurableStack
-from worker import build_worker
-from workflows.plugin import _runner_with_passthrough
-from workflows.sandbox import PASSTHROUGH
 
 pytestmark = pytest.mark.integration
 

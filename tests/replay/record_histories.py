@@ -58,11 +58,11 @@ def apps() -> list[App]:
 
 
 async def record(out: Path = HISTORIES) -> list[Path]:
+    from adk_temporal.worker import build_worker
+    from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
     from adkt.client import AdkClient, connect
     from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
     from adkt.services import open_services
-    from worker import build_worker
-    from workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
 
     out.mkdir(parents=True, exist_ok=True)
     task_queue = "replay-recording"

@@ -10,12 +10,12 @@ from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import contracts as c
-from activities.adk_activities import AdkActivities
 from adk_core.artifacts import InMemoryArtifactService
 from adk_core.sessions import InMemorySessionService
 from adk_core.types import Part
-from workflows.converter import adk_data_converter
+from adk_temporal.activities import contracts as c
+from adk_temporal.activities.adk_activities import AdkActivities
+from adk_temporal.workflows.converter import adk_data_converter
 
 KEY = c.SessionKey(app_name="a", user_id="u", session_id="s")
 converter = adk_data_converter.payload_converter

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic_core import to_json
 
 from adk_core.types import Content, Event
-from workflows._invocation import bounded_tail
+from adk_temporal.workflows._invocation import bounded_tail
 
 
 def _event(i: int, size: int = 100) -> Event:

@@ -3,9 +3,9 @@ call, and what it returns is always exactly what build_contents gives for the wh
 
 from __future__ import annotations
 
-from activities._history import ContentsMemo
 from adk_core.flow.contents import build_contents
 from adk_core.types import Content, Event, EventActions, EventCompaction, FunctionCall, Part
+from adk_temporal.activities._history import ContentsMemo
 
 KEY = ("a", "u", "s")
 
@@ -26,7 +26,7 @@ def _log(n: int) -> list[Event]:
 
 
 def test_growing_prefixes_give_what_a_full_build_gives_and_convert_only_the_new_events(monkeypatch) -> None:
-    from activities import _history
+    from adk_temporal.activities import _history
 
     converted: list[int] = []
     real = _history.build_contents

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from activities._history import StoredEventsCache
 from adk_core.flow.functions import resumable_tail_start
 from adk_core.sessions import GetSessionConfig, InMemorySessionService
 from adk_core.types import Content, Event, Part
+from adk_temporal.activities._history import StoredEventsCache
 
 
 def _event(eid: str, author: str = "user", **kw: Any) -> Event:
@@ -90,9 +90,9 @@ async def test_cache_takes_events_the_workflow_says_follow_its_prefix() -> None:
 
 
 async def test_durable_sessions_track_what_the_next_commit_follows() -> None:
-    from activities.contracts import SessionKey
     from adk_core.sessions import Session
-    from workflows.services import DurableSessionService
+    from adk_temporal.activities.contracts import SessionKey
+    from adk_temporal.workflows.services import DurableSessionService
 
     sessions = DurableSessionService(SessionKey(app_name="a", user_id="u", session_id="s"))
     sessions.stored_through = "e0"
@@ -134,10 +134,10 @@ async def test_cache_evicts_least_recently_used_sessions_past_its_event_budget()
 
 
 def test_converter_drops_none_fields_but_keeps_none_values_and_round_trips() -> None:
-    from activities.contracts import ModelCallInput, SessionKey
     from adk_core.models import LlmRequest
     from adk_core.types import EventActions
-    from workflows.converter import adk_data_converter
+    from adk_temporal.activities.contracts import ModelCallInput, SessionKey
+    from adk_temporal.workflows.converter import adk_data_converter
 
     event = Event(
         id="e1", author="user", invocation_id="i", timestamp=1.0, content=Content.user("hi"),

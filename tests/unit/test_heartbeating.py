@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.adk_activities import heartbeating
+from adk_temporal.activities.adk_activities import heartbeating
 
 
 def _env(heartbeat_timeout: timedelta | None) -> tuple[ActivityEnvironment, list[float]]:

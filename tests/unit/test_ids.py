@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from adk_core.errors import InvalidInputError
 from adk_core.ids import validate_id
-from workflows import session_workflow_id
+from adk_temporal.workflows import session_workflow_id
 
 # Ids as users send them: printable text, with the separators that used to collide weighted in.
 _ID = st.text(alphabet=st.sampled_from("ab/%2F x.-_:é"), min_size=1, max_size=8).filter(lambda s: s == s.strip())

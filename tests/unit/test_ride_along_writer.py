@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from activities._history import RideAlongWriter, StoredEventsCache
 from adk_core.sessions import InMemorySessionService
 from adk_core.types import Content, Event
+from adk_temporal.activities._history import RideAlongWriter, StoredEventsCache
 
 KEY = ("a", "u", "s")
 
@@ -111,7 +111,7 @@ async def test_unknown_order_writes_before_the_work() -> None:
 
 
 async def test_finished_sessions_beyond_the_bound_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
-    import activities._history as history
+    import adk_temporal.activities._history as history
 
     monkeypatch.setattr(history, "MAX_TRACKED_SESSIONS", 2)
     sessions = GatedSessions()

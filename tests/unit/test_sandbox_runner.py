@@ -13,8 +13,8 @@ from temporalio.worker import WorkflowInstanceDetails
 from temporalio.worker._command_aware_visitor import CommandInfo
 from temporalio.worker.workflow_sandbox._runner import _fake_info
 
-from workflows.sandbox import AdkSandboxedWorkflowRunner, sandbox_runner, shortcut_sandbox_calls
-from workflows.session import SessionWorkflow
+from adk_temporal.workflows.sandbox import AdkSandboxedWorkflowRunner, sandbox_runner, shortcut_sandbox_calls
+from adk_temporal.workflows.session import SessionWorkflow
 
 
 def _instance(runner: AdkSandboxedWorkflowRunner):
@@ -57,7 +57,7 @@ def test_an_instance_without_the_internals_is_left_as_it_is() -> None:
 
 
 async def test_code_run_in_the_sandbox_is_compiled_once() -> None:
-    from workflows import sandbox
+    from adk_temporal.workflows import sandbox
 
     sandbox._compiled.cache_clear()
     instance = _instance(sandbox_runner())

@@ -7,8 +7,14 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.models.base import LlmRequest
 from adk_core.types import Content, Part
+from adk_temporal.workflows.summaries import (
+    SUMMARY_CHARS,
+    model_call_summary,
+    run_summary,
+    snippet,
+    turn_details,
+)
 from adkt.search_attributes import SearchAttributesMissingError, create_command, missing_error
-from workflows.summaries import SUMMARY_CHARS, model_call_summary, run_summary, snippet, turn_details
 
 
 def test_snippet_is_one_line_and_cut_with_an_ellipsis() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-import worker
+from adk_temporal import worker
 
 
 class Node:

@@ -18,9 +18,9 @@ from adk_core.eval.store import EvalResultStore
 from adk_core.sessions import Session, SessionService
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sql import open_engine
+from adk_temporal.workflows import PendingRequest, session_workflow_id
+from adk_temporal.workflows._invocation import pending_requests
 from adkt.client import AdkClient
-from workflows import PendingRequest, session_workflow_id
-from workflows._invocation import pending_requests
 
 from .errors import NoWorkerError
 from .models import AppInfo, SessionSummary

@@ -16,8 +16,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from adk_core.errors import InvalidInputError, SessionNotFoundError
 from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
-from workflows import session_workflow_id
-from workflows.contracts import final_text
+from adk_temporal.workflows import session_workflow_id
+from adk_temporal.workflows.contracts import final_text
 
 from .errors import NotFoundError, error_body
 from .models import (

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from adk_core.eval.store import RunDetail, RunRecord
 from adk_core.types import Content, Event
-from workflows.contracts import PendingRequest
+from adk_temporal.workflows.contracts import PendingRequest
 
 __all__ = [
     "AppInfo", "AppList", "CreateSessionBody", "Deleted", "ErrorBody", "EvalRunList", "ListSessionsQuery",

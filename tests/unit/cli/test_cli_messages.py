@@ -8,11 +8,11 @@ import pytest
 import typer
 
 from adk_core.errors import ConfigurationError
+from adk_temporal.workflows import PendingRequest
 from adkt.commands._apps import parse_app_spec
 from adkt.commands._common import error_line, run_async
 from adkt.commands._conversation import reply_commands, response_for
 from adkt.commands.serve import _migration_report
-from workflows import PendingRequest
 
 CONFIRM = PendingRequest(kind="tool_confirmation", call_id="c-1", name="send_money", args={"amount": 50})
 LONG = PendingRequest(kind="long_running_tool", call_id="c-2", name="ask_manager", args={})

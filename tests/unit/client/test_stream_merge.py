@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from activities.streaming import STREAM_RESET, is_stream_reset
 from adk_core.types import Content, Event
+from adk_temporal.activities.streaming import STREAM_RESET, is_stream_reset
 from adkt._stream_follow import Chunk, TurnMerge
 
 _ids = iter(range(1, 10_000))

@@ -3,8 +3,8 @@ and prints of the committed event only what was not streamed."""
 
 from __future__ import annotations
 
-from activities.streaming import STREAM_RESET
 from adk_core.types import Content, Event, Part
+from adk_temporal.activities.streaming import STREAM_RESET
 from adkt.commands._render import out
 from adkt.commands._stream_print import TokenPrinter
 

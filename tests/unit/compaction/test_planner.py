@@ -82,9 +82,9 @@ def test_a_kept_event_on_the_boundary_timestamp_postpones_the_compaction():
 
 
 def test_summarize_events_activity_name_is_registered():
-    from activities.adk_activities import AdkActivities
-    from activities.compaction_activities import SUMMARIZE_EVENTS
     from adk_core.sessions import InMemorySessionService
+    from adk_temporal.activities.adk_activities import AdkActivities
+    from adk_temporal.activities.compaction_activities import SUMMARIZE_EVENTS
 
     names = [fn.__temporal_activity_definition.name for fn in AdkActivities(InMemorySessionService()).all()]
     assert SUMMARIZE_EVENTS == "adk.summarize_events" and SUMMARIZE_EVENTS in names

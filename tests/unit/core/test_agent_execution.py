@@ -11,7 +11,7 @@ from temporalio.common import RetryPolicy
 from adk_core import AgentExecution, LlmAgent, ParallelAgent
 from adk_core.errors import ConfigurationError
 from adk_core.tools import RetryOptions
-from workflows._retry import retry_policy
+from adk_temporal.workflows._retry import retry_policy
 
 
 def test_agents_default_to_in_parent_runs_with_bounded_model_retries():

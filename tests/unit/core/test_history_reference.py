@@ -126,7 +126,7 @@ async def test_contents_a_tool_appended_keep_the_reference_for_the_prefix() -> N
 
 def test_contents_ref_is_constructed_in_exactly_one_module() -> None:
     builders = []
-    for folder in ("adk_core", "workflows", "activities", "adkt", "worker.py", "examples", "bench"):
+    for folder in ("adk_core", "workflows", "activities", "adk_temporal/worker.py", "adkt", "worker.py", "examples", "bench"):
         path = ROOT / folder
         for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
             if re.search(r"(?<!class )\bContentsRef\(", file.read_text()):
@@ -135,9 +135,9 @@ def test_contents_ref_is_constructed_in_exactly_one_module() -> None:
 
 
 def test_the_durable_runtime_scope_is_its_workflows_session() -> None:
-    from activities.contracts import SessionKey
-    from workflows.runtime import TemporalRuntime
-    from workflows.services import DurableSessionService
+    from adk_temporal.activities.contracts import SessionKey
+    from adk_temporal.workflows.runtime import TemporalRuntime
+    from adk_temporal.workflows.services import DurableSessionService
 
     runtime = TemporalRuntime(
         app_name="w1", sessions=DurableSessionService(SessionKey(app_name="w1", user_id="u", session_id="s1"))

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from activities.apps import AppRegistry
-from activities.eval_cases import find_case, load_cases, normalize_ref, register_case
 from adk_core import AgentExecution, LlmAgent
 from adk_core.errors import ConfigurationError
 from adk_core.eval import EvalCase, case_apps
 from adk_core.ids import MAX_ID_LENGTH
 from adk_core.tools.agent_tool import AgentTool
+from adk_temporal.activities.apps import AppRegistry
+from adk_temporal.activities.eval_cases import find_case, load_cases, normalize_ref, register_case
+from adk_temporal.workflows._eval_host import storage_app_name, uses_child_workflows
 from examples.eval_chest_pain import build_case, chest_pain_case
-from workflows._eval_host import storage_app_name, uses_child_workflows
 
 MODULE = """
 from adk_core import LlmAgent

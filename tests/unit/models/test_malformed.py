@@ -13,12 +13,12 @@ import httpx
 import pytest
 from model_wire import SECRET, Wire, collect, simple_request
 
-from activities.adk_activities import model_error_to_application_error
 from adk_core.errors import ModelError
 from adk_core.models._http import HttpModel
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adk_core.models.openai import OpenAIModel
+from adk_temporal.activities.adk_activities import model_error_to_application_error
 
 _MODELS = {
     "gemini": lambda client: GeminiModel("gemini-2.5-flash", api_key=SECRET, http_client=client),

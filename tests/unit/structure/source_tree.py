@@ -9,7 +9,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 # The layers users install or run (tests may reach into private helpers to test them).
-LAYERS = ("adk_core", "workflows", "activities", "adkt", "worker.py", "bench", "examples")
+LAYERS = (
+    "adk_core", "workflows", "activities", "adk_temporal/__init__.py", "adk_temporal/worker.py",
+    "adkt", "worker.py", "bench", "examples",
+)
+# Folders installed under another name (adk_temporal/__init__.py): their modules are named as imported.
+INSTALLED_AS = {"workflows": "adk_temporal.workflows", "activities": "adk_temporal.activities"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,8 @@ def modules() -> tuple[Module, ...]:
             is_package = parts[-1] == "__init__"
             if is_package:
                 parts.pop()
+            if parts and parts[0] in INSTALLED_AS:
+                parts[0:1] = INSTALLED_AS[parts[0]].split(".")
             name = ".".join(parts)
             package = name if is_package else name.rpartition(".")[0]
             found.append(Module(path, name, package, ast.parse(path.read_text(), str(path))))

@@ -7,7 +7,7 @@ import ast
 
 from tests.unit.structure.source_tree import modules
 
-ENGINE_LAYERS = ("adk_core", "workflows", "activities")
+ENGINE_LAYERS = ("adk_core", "adk_temporal")
 RETRY_CONVERTER = "workflows/_retry.py"
 # Fields only a RetryOptions -> RetryPolicy conversion reads.
 RETRY_ONLY_FIELDS = {"backoff_coefficient", "non_retryable_error_types", "initial_interval"}

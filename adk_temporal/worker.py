@@ -1,0 +1,242 @@
+"""The worker entry point: `python worker.py --app module:attr` or `adkt worker --app module:attr`.
+
+A worker serves one or more apps: it runs their workflows (the engine, callbacks and plugins)
+and activities (model calls, tools, session I/O). Sessions live in Postgres at
+ADK_DATABASE_URL (or --database-url).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+from temporalio.converter import StorageDriver
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
+from temporalio.worker import Worker
+
+from adk_core import App, BaseAgent
+from adk_core.artifacts import ArtifactService
+from adk_core.errors import ConfigurationError
+from adk_core.eval.store import EvalResultStore
+from adk_core.memory import MemoryService
+from adk_core.sessions import SessionService
+from adk_temporal.activities import AdkActivities, AppRegistry
+from adk_temporal.activities.eval_activities import EvalActivities
+from adk_temporal.activities.eval_cases import register_cases
+from adk_temporal.workflows import TASK_QUEUE, AdkPlugin, app_task_queue
+from adk_temporal.workflows.converter import adk_data_converter
+from adk_temporal.workflows.payload_storage import with_payload_storage
+
+LOG_LEVEL_ENV = "ADK_LOG_LEVEL"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# Libraries that log routine steps at INFO: a request per model call (httpx), a dozen lines per
+# migration check at startup (alembic).
+_CHATTY_LOGGERS = ("httpx", "httpcore", "alembic")
+
+
+def configure_logging(level: str | int | None = None) -> None:
+    """Send log records to stderr with time, level and logger name, for a worker process.
+
+    ``level`` is a name ("DEBUG", "info") or a number; None reads $ADK_LOG_LEVEL, else INFO.
+    Workflow task failures reach this log both ways temporalio reports them: Python's warning
+    "Failed activation on workflow ..." (an exception in workflow code; dropped when nothing configures
+    logging) and the Rust core's "Failing workflow task ..." (e.g. a nondeterminism error), which by
+    default goes to stderr in its own format and is forwarded here instead, as logger
+    ``temporalio.core``. That takes the process's default Temporal runtime, so call this before any
+    client connects.
+
+    Only entry points call this (``python worker.py``, ``adkt worker``): library modules create
+    loggers and leave handlers, levels and formats to the process that runs them.
+    """
+    if level is None:
+        level = os.environ.get(LOG_LEVEL_ENV) or "INFO"
+    if isinstance(level, str):
+        name = level.strip().upper()
+        resolved = logging.getLevelName(name)
+        if not isinstance(resolved, int):
+            raise ConfigurationError(
+                f"unknown log level {level!r}; use DEBUG, INFO, WARNING or ERROR (--log-level or ${LOG_LEVEL_ENV})"
+            )
+        level = resolved
+    logging.basicConfig(level=level, format=LOG_FORMAT, force=True)
+    for name in _CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
+    # The core is chatty below WARN; DEBUG gets its INFO, not its own DEBUG.
+    core_level = "INFO" if level <= logging.DEBUG else "WARN" if level <= logging.WARNING else "ERROR"
+    forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False)
+    telemetry = TelemetryConfig(
+        logging=LoggingConfig(filter=TelemetryFilter(core_level=core_level, other_level="ERROR"), forwarding=forwarding)
+    )
+    Runtime.set_default(Runtime(telemetry=telemetry), error_if_already_set=False)
+
+
+def load_app(spec: str) -> App:
+    """Import ``module:attr`` (an App, or a root agent that becomes an App named after it)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"--app {spec!r} must look like 'package.module:app'")
+    try:
+        value = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigurationError(f"cannot load app {spec!r}: {e}; run from the folder that contains it") from None
+    if isinstance(value, App):
+        return value
+    if isinstance(value, BaseAgent):
+        return App(name=value.name, root_agent=value)
+    raise ConfigurationError(f"{spec!r} is a {type(value).__name__}; point --app at an App or an agent")
+
+
+class AdkWorker:
+    """The Temporal workers of one ADK worker process: one per task queue it polls, sharing one
+    client, one plugin and one AppRegistry.
+
+    By default each app has its own task queue (workflows.app_task_queue), and the base queue
+    (workflows.TASK_QUEUE) serves eval suites where asked; with an explicit ``task_queue`` one
+    Temporal worker serves every app on it. Run it like a Temporal Worker: ``await w.run()`` / ``await w.shutdown()``,
+    or ``async with w:``.
+    """
+
+    def __init__(self, workers: Sequence[Worker], apps: AppRegistry) -> None:
+        self.workers = list(workers)
+        self.apps = apps
+
+    @property
+    def task_queues(self) -> list[str]:
+        return [w.task_queue for w in self.workers]
+
+    def register(self, app: App) -> App:
+        """Serve ``app`` too; it must be on a queue this worker polls (an explicit ``task_queue``)."""
+        return self.apps.register(app)
+
+    async def run(self) -> None:
+        freeze_startup_heap()
+        tasks = [asyncio.create_task(w.run()) for w in self.workers]
+        try:
+            # One worker failing (e.g. a lost connection past its retries) stops them all, so the
+            # process exits and its supervisor restarts it, as with a single Temporal worker.
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()  # re-raises the first worker's failure
+        finally:
+            if any(not t.done() for t in tasks):
+                await self.shutdown()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(w.shutdown() for w in self.workers if w.is_running), return_exceptions=True)
+
+    async def __aenter__(self) -> AdkWorker:
+        freeze_startup_heap()
+        for w in self.workers:
+            await w.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await asyncio.gather(*(w.__aexit__(*exc) for w in self.workers))
+
+
+_heap_frozen = False
+
+
+def freeze_startup_heap() -> None:
+    """Keep what the process holds when its first worker starts (modules, apps, clients: well over
+    a hundred thousand objects) out of Python's cyclic garbage collector from then on.
+
+    Every full collection walks every tracked object. With that startup heap it took 110-120 ms on
+    the bench machine, a pause that lands on whichever turn is running; it comes round every few
+    dozen turns, more often right after continue-as-new, whose fresh workflow sandbox adds many
+    long-lived objects. Frozen, the startup heap is skipped and full collections walk only what
+    the worker made since (``gc.freeze``). Done once per process, after a collection, so nothing
+    already garbage is frozen; reference counting still frees frozen objects that are dropped.
+    """
+    global _heap_frozen
+    if _heap_frozen:
+        return
+    _heap_frozen = True
+    gc.collect()
+    gc.freeze()
+
+
+def build_worker(
+    client: Client,
+    apps: Sequence[App],
+    *,
+    session_service: SessionService,
+    artifact_service: ArtifactService | None = None,
+    memory_service: MemoryService | None = None,
+    task_queue: str | None = None,
+    passthrough_modules: Sequence[str] = (),
+    tracing: bool = False,
+    payload_storage: StorageDriver | None = None,
+    eval_cases: Sequence[str] = (),
+    serve_eval_suites: bool | None = None,
+    **worker_options: Any,
+) -> AdkWorker:
+    """A worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
+    the ADK plugin is added here if the client does not carry it.
+
+    ``task_queue``: None (the default) polls each app's own queue (workflows.app_task_queue); a
+    name polls that one queue for every app (clients must then use the same name:
+    ``AdkClient(task_queue=...)``, ADK_TASK_QUEUE).
+
+    ``serve_eval_suites``: also poll the base queue, where `adkt eval run --durable` starts eval
+    suites. Default: when ``eval_cases`` are given or there are no apps. Temporal allows one worker
+    per task queue in a process, so a second worker in the same process leaves it False.
+
+    ``eval_cases``: import references of eval cases (``module:attr``) this worker serves from the
+    start, so its activities find their agents even before an eval workflow ran here. Eval results
+    go to the session service's database when it has one (``DatabaseSessionService``)."""
+    registry = AppRegistry(apps)
+    register_cases(eval_cases, registry)
+    modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
+    plugin = AdkPlugin(
+        AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service, apps=registry),
+        passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
+        tracing=tracing,
+        payload_storage=payload_storage,
+        eval_activities=EvalActivities(_eval_store(session_service), registry),
+    )
+    # The worker's plugin carries the converter, workflows and activities; a client-side AdkPlugin
+    # would be applied a second time, so the worker gets a copy of the client without it.
+    config = client.config()
+    config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
+    config["data_converter"] = with_payload_storage(adk_data_converter, payload_storage)
+    client = Client(**config)
+    # A conversation's next task waits this long on the sticky queue of the worker that ran the
+    # last one before any worker may take it: 10 s by default, which a dead worker adds to every
+    # recovery. Caching still serves the common case; a busy live worker losing one task to a peer
+    # costs a replay of a bounded run (SessionWorkflowInput.max_history_events).
+    worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
+    if task_queue is not None:
+        queues = [task_queue]
+    else:
+        if serve_eval_suites is None:
+            serve_eval_suites = bool(eval_cases) or not apps
+        queues = [app_task_queue(app.name) for app in apps] + ([TASK_QUEUE] if serve_eval_suites else [])
+    workers = [Worker(client, task_queue=queue, plugins=[plugin], **worker_options) for queue in queues]
+    return AdkWorker(workers, registry)
+
+
+def _eval_store(session_service: SessionService) -> EvalResultStore | None:
+    engine = getattr(session_service, "engine", None)
+    return EvalResultStore(engine) if isinstance(engine, AsyncEngine) else None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python worker.py ...`` is ``adkt worker ...``: one parser, one set of options and defaults."""
+    from adkt.main import app
+
+    app(["worker", *(sys.argv[1:] if argv is None else argv)], prog_name="worker.py")
+
+
+if __name__ == "__main__":
+    main()
