@@ -18,9 +18,11 @@ Each command lives in adkt/commands/; docs/cli.md describes what each one starts
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -87,5 +89,32 @@ app.command()(api)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
 
+
+
+def main(args: list[str] | None = None, prog_name: str | None = None) -> NoReturn:
+    """The `adkt` console script (and `python worker.py`): the typer app, then an exit that skips
+    interpreter finalization.
+
+    Temporal's core runs native threads that forward their log lines into Python's logging
+    (adk_temporal.worker.configure_logging). One that is still running while the interpreter
+    finalizes aborts the process (``Fatal Python error: PyGILState_Release``, exit code -6) after
+    the command itself succeeded: seen on `adkt run`. Once the command has returned, the servers it
+    started are stopped and nothing is left that the OS does not clean up, so logs and streams are
+    flushed and the process ends with the command's exit code.
+    """
+    code: int = 0
+    try:
+        app(args=args, prog_name=prog_name)
+    except SystemExit as e:
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    app()
+    main()

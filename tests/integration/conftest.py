@@ -13,10 +13,10 @@ import pytest_asyncio
 from adk_core import App
 from adk_core.memory import MemoryService
 from adk_core.sessions import SessionService
+from adk_temporal.worker import AdkWorker, build_worker
 from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
-from adk_temporal.worker import AdkWorker, build_worker
 
 
 @dataclass
@@ -53,5 +53,6 @@ async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPo
                 memory=services["memory_service"],
             )
         finally:
-            await worker.shutdown()
-            await asyncio.gather(run, return_exceptions=True)
+            # Bounded: a worker that does not stop fails the session loudly instead of hanging it.
+            await asyncio.wait_for(worker.shutdown(), timeout=60)
+            await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), timeout=10)
