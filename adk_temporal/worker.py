@@ -14,14 +14,16 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.converter import StorageDriver
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
-from temporalio.worker import Worker
+from temporalio.worker import Worker, WorkerDeploymentConfig
 
 from adk_core import App, BaseAgent
 from adk_core.artifacts import ArtifactService
@@ -95,6 +97,39 @@ def load_app(spec: str) -> App:
     raise ConfigurationError(f"{spec!r} is a {type(value).__name__}; point --app at an App or an agent")
 
 
+DEFAULT_GRACEFUL_SHUTDOWN = timedelta(seconds=30)
+"""How long a stopping worker lets in-flight activities finish (a model call or a tool mid-way)
+before Temporal cancels them; a Kubernetes pod's default termination grace period is 30 s too."""
+
+
+@dataclass(frozen=True)
+class WorkerVersion:
+    """A worker's place in a Temporal Worker Deployment: the deployment's name and this build's id."""
+
+    deployment_name: str
+    build_id: str
+
+    def __post_init__(self) -> None:
+        for label, value in (("deployment name", self.deployment_name), ("build id", self.build_id)):
+            if not value or not value.strip() or any(c in value for c in ":/ "):
+                raise ConfigurationError(
+                    f"{label} {value!r} must be non-empty, without ':', '/' or spaces "
+                    "(e.g. --deployment-name support-desk --build-id 2026-11-27.1)"
+                )
+
+    def __str__(self) -> str:
+        return f"{self.deployment_name}:{self.build_id}"
+
+    def config(self) -> WorkerDeploymentConfig:
+        # PINNED by default: a run finishes on the code that started it. SessionWorkflow moves
+        # itself at turn boundaries; a user's own workflows may declare their own behaviour.
+        return WorkerDeploymentConfig(
+            version=WorkerDeploymentVersion(self.deployment_name, self.build_id),
+            use_worker_versioning=True,
+            default_versioning_behavior=VersioningBehavior.PINNED,
+        )
+
+
 class AdkWorker:
     """The Temporal workers of one ADK worker process: one per task queue it polls, sharing one
     client, one plugin and one AppRegistry.
@@ -108,6 +143,8 @@ class AdkWorker:
     def __init__(self, workers: Sequence[Worker], apps: AppRegistry) -> None:
         self.workers = list(workers)
         self.apps = apps
+        self._stop_requested = False
+        self._runs: list[asyncio.Task[None]] = []
 
     @property
     def task_queues(self) -> list[str]:
@@ -119,7 +156,9 @@ class AdkWorker:
 
     async def run(self) -> None:
         freeze_startup_heap()
-        tasks = [asyncio.create_task(w.run()) for w in self.workers]
+        if self._stop_requested:
+            return
+        tasks = self._runs = [asyncio.create_task(w.run()) for w in self.workers]
         try:
             # One worker failing (e.g. a lost connection past its retries) stops them all, so the
             # process exits and its supervisor restarts it, as with a single Temporal worker.
@@ -132,7 +171,14 @@ class AdkWorker:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def shutdown(self) -> None:
-        await asyncio.gather(*(w.shutdown() for w in self.workers if w.is_running), return_exceptions=True)
+        """Stop polling and wait for in-flight tasks. Safe before ``run`` started (it then returns at
+        once) and while its workers are still starting: a worker whose run is pending sees the
+        request as soon as it starts, where checking ``is_running`` alone would miss it and leave
+        ``run`` polling forever."""
+        self._stop_requested = True
+        pending = {id(w) for w, t in zip(self.workers, self._runs, strict=False) if not t.done()}
+        stopping = [w.shutdown() for w in self.workers if w.is_running or id(w) in pending]
+        await asyncio.gather(*stopping, return_exceptions=True)
 
     async def __aenter__(self) -> AdkWorker:
         freeze_startup_heap()
@@ -179,6 +225,8 @@ def build_worker(
     payload_storage: StorageDriver | None = None,
     eval_cases: Sequence[str] = (),
     serve_eval_suites: bool | None = None,
+    deployment: WorkerVersion | None = None,
+    graceful_shutdown: timedelta = DEFAULT_GRACEFUL_SHUTDOWN,
     **worker_options: Any,
 ) -> AdkWorker:
     """A worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
@@ -194,7 +242,14 @@ def build_worker(
 
     ``eval_cases``: import references of eval cases (``module:attr``) this worker serves from the
     start, so its activities find their agents even before an eval workflow ran here. Eval results
-    go to the session service's database when it has one (``DatabaseSessionService``)."""
+    go to the session service's database when it has one (``DatabaseSessionService``).
+
+    ``deployment``: this worker's version (``WorkerVersion(deployment_name, build_id)``). Runs are
+    then pinned to the version they started on, and conversations move to the current version at
+    a turn boundary (docs/versioning.md). None (the default, and ``adkt dev``): unversioned.
+
+    ``graceful_shutdown``: on shutdown, how long in-flight activities (model calls, tools) may run
+    to completion before they are cancelled."""
     registry = AppRegistry(apps)
     register_cases(eval_cases, registry)
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
@@ -216,6 +271,9 @@ def build_worker(
     # recovery. Caching still serves the common case; a busy live worker losing one task to a peer
     # costs a replay of a bounded run (SessionWorkflowInput.max_history_events).
     worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
+    worker_options.setdefault("graceful_shutdown_timeout", graceful_shutdown)
+    if deployment is not None:
+        worker_options.setdefault("deployment_config", deployment.config())
     if task_queue is not None:
         queues = [task_queue]
     else:
@@ -233,9 +291,9 @@ def _eval_store(session_service: SessionService) -> EvalResultStore | None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python worker.py ...`` is ``adkt worker ...``: one parser, one set of options and defaults."""
-    from adkt.main import app
+    from adkt.main import main as adkt_main
 
-    app(["worker", *(sys.argv[1:] if argv is None else argv)], prog_name="worker.py")
+    adkt_main(["worker", *(sys.argv[1:] if argv is None else argv)], prog_name="worker.py")
 
 
 if __name__ == "__main__":

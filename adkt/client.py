@@ -384,6 +384,8 @@ class AdkClient:
                 update, arg, id=uuid.uuid4().hex, start_workflow_operation=start
             )
         except WorkflowUpdateFailedError as e:
+            if _run_ended_under_update(e):
+                raise _RunMoved() from None
             raise _update_error(e) from None
         except BaseException as e:
             # The operation's start handle holds the same error; read it so it is not reported unread.
@@ -450,6 +452,13 @@ class AdkClient:
         while True:
             try:
                 return await _watching_task_failures(call(), self.client, handle.id)
+            except _RunMoved:
+                # The conversation moved to a new worker version while this update waited: the new
+                # run holds the message (same id) in its queue, so asking it again runs nothing twice.
+                if time.monotonic() > deadline:
+                    raise MessageRejectedError(
+                        f"workflow {handle.id!r} kept ending its run under this message for {self.retry_seconds:g} s"
+                    ) from None
             except (RPCError, RPCTimeoutOrCancelledError) as e:
                 # Mostly the workflow's limit of ten in-flight updates (or a rate limit: queueing by
                 # signal, itself retried, is right for that too).
@@ -522,6 +531,18 @@ def _check_state(state: dict[str, Any], what: str) -> None:
     """The session store's own rules, before anything is sent: key names, JSON values, no NaN, no NUL."""
     validate_state_delta(state)
     storable_json(state, what)
+
+
+class _RunMoved(Exception):
+    """The update was accepted, then its run ended before answering: the conversation continued
+    as new onto another worker version (SessionWorkflow._move_to_current_version). Ask again."""
+
+
+def _run_ended_under_update(error: WorkflowUpdateFailedError) -> bool:
+    cause = error.cause
+    return isinstance(cause, ApplicationError) and (
+        cause.type == "AcceptedUpdateCompletedWorkflow" or "AcceptedUpdateCompletedWorkflow" in str(cause)
+    )
 
 
 def _update_error(error: WorkflowUpdateFailedError) -> AdkError:

@@ -7,6 +7,7 @@
     adkt chat examples.w1:app       a conversation in the terminal
     adkt pending APP USER SESSION   what a conversation waits for; `adkt reply` answers it
     adkt worker --app pkg.mod:app   a production worker (TEMPORAL_ADDRESS, ADK_DATABASE_URL)
+    adkt deployment promote D B     make build B of worker deployment D current; conversations move
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
     adkt sim                        the agent simulator: a person answers model requests in a browser
@@ -27,6 +28,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from adkt.commands.create import create
+from adkt.commands.deployment import deployment
 from adkt.commands.dev import dev
 from adkt.commands.eval import evals
 from adkt.commands.pending import pending, reply
@@ -88,6 +90,7 @@ app.command()(web)
 app.command()(api)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
+app.add_typer(deployment, name="deployment")
 
 
 

@@ -110,6 +110,12 @@ class CarriedTurns(BaseModel):
     """message id -> invocation id of recent turns (bounded), for idempotency across runs."""
     outcomes: list[TurnOutcome] = Field(default_factory=list)
     """The last few turns in full."""
+    queued: list[SendMessage] = Field(default_factory=list)
+    """Messages not yet run, handed over when the conversation moves to a new worker version
+    (docs/versioning.md): they run on the new version, in order."""
+    moved_from: str | None = None
+    """The worker deployment version (``name:build_id``) the previous run ran on, when this run
+    started because the conversation moved to a new version."""
 
 
 class SessionWorkflowInput(BaseModel):

@@ -13,6 +13,11 @@ first turn's result.
 Continue-as-new happens between turns, when the queue is empty and Temporal suggests it,
 carrying the session key and the recent turns: the conversation itself lives in the session
 store. An idle conversation ends; the next message starts it again.
+
+On versioned workers (docs/versioning.md) a run is pinned to the version it started on, so a turn
+always finishes on the code that began it. When Temporal says the target version changed, the
+conversation moves at its next turn boundary: it continues-as-new with AUTO_UPGRADE, carrying the
+messages not yet run, so the next turn runs the new version's code.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import asyncio
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import timedelta
+from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -164,6 +170,7 @@ class SessionWorkflow:
         self._done.update(carried.done)
         for outcome in carried.outcomes:
             self._outcomes[outcome.message_id] = outcome
+        self._queue.extend(carried.queued)
 
     @workflow.run
     async def run(self, input: SessionWorkflowInput) -> None:
@@ -176,10 +183,12 @@ class SessionWorkflow:
         idle = IdleClock(timedelta(seconds=input.idle_timeout_seconds), one_timer=workflow.patched(IDLE_CLOCK_PATCH))
         try:
             while True:
-                if not await idle.wait(lambda: bool(self._queue) or self._should_continue_as_new()):
+                if not await idle.wait(lambda: bool(self._queue) or self._should_continue_as_new() or self._should_move()):
                     if self._queue or not workflow.all_handlers_finished():
                         continue
                     break
+                if self._should_move():
+                    await self._move_to_current_version(invoker, input)
                 if self._queue:
                     await self._run_turn(invoker, self._queue.popleft())
                     idle.restart()
@@ -195,6 +204,28 @@ class SessionWorkflow:
         finally:
             idle.stop()
         await workflow.wait_condition(workflow.all_handlers_finished)
+
+    def _should_move(self) -> bool:
+        """Between turns, when the target version changed, unless a question this version asked
+        (a tool confirmation, a long-running tool) is still unanswered: its answer must reach the
+        code that asked it, so the conversation moves after the turn that answer starts."""
+        return _version_changed() and not self.pending()
+
+    async def _move_to_current_version(self, invoker: DurableInvoker, input: SessionWorkflowInput) -> NoReturn:
+        """Continue-as-new onto the target worker version, between turns: the messages not yet run
+        go with it and run there. Updates still waiting for those messages' turns end here; their
+        senders ask again with the same message id (AdkClient does, on AcceptedUpdateCompletedWorkflow)
+        and the new run answers from its queue, so no message runs twice or is lost."""
+        await invoker.sessions.flush()
+        version = workflow.info().get_current_deployment_version()
+        carried = self._carry().model_copy(update={
+            "queued": list(self._queue),
+            "moved_from": f"{version.deployment_name}:{version.build_id}" if version else None,
+        })
+        workflow.continue_as_new(
+            input.model_copy(update={"carried": carried}),
+            initial_versioning_behavior=workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE,
+        )
 
     def _should_continue_as_new(self) -> bool:
         info = workflow.info()
@@ -302,7 +333,9 @@ class SessionWorkflow:
             or any(m.message_id == message_id for m in self._queue)
         )
 
-    @workflow.update
+    # ABANDON: a run that moves to a new worker version leaves the updates waiting for its queued
+    # messages; their senders ask the next run, which has the messages (_move_to_current_version).
+    @workflow.update(unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
     async def send_message(self, message: SendMessage) -> TurnResult:
         return await self._send(message)
 
@@ -329,6 +362,13 @@ class SessionWorkflow:
                                    error_message=self._refusal))
             return
         self._enqueue(message)
+
+    @workflow.signal
+    def check_version(self) -> None:
+        """Nothing to do: the workflow task this signal brings carries Temporal's word on whether the
+        target worker version changed, and an idle conversation moves on it (``_version_changed``).
+        ``adkt deployment promote`` sends it to every open conversation after a new version is made
+        current, so idle ones move now rather than at their next message."""
 
     @workflow.signal
     def queue_reply(self, reply: Reply) -> None:
@@ -444,6 +484,13 @@ class SessionWorkflow:
             # result here, and the client asks again by update (send_message reads them back).
             return TurnStatus(state="done")
         return TurnStatus(state="unknown")
+
+
+def _version_changed() -> bool:
+    """Temporal's word that this pinned run's worker version is no longer the target (always False
+    on unversioned workers). It arrives with the run's next workflow task: a message, or the
+    ``check_version`` signal that ``adkt deployment promote`` sends to idle conversations."""
+    return workflow.info().is_target_worker_deployment_version_changed()
 
 
 def _reject(reason: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Annotated, Any
 
 import typer
@@ -11,6 +12,9 @@ from adkt.commands._common import run_async
 from adkt.commands._devstate import resolve
 from adkt.commands._render import err
 from adkt.settings import Settings
+
+GRACEFUL_SHUTDOWN_SECONDS = 30.0
+"""adk_temporal.worker.DEFAULT_GRACEFUL_SHUTDOWN, written out so `adkt --help` need not import the worker."""
 
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
 
@@ -38,20 +42,51 @@ def worker(
     eval_cases: Annotated[
         list[str] | None, typer.Option("--eval", help="module:attr of eval cases to serve durably (repeatable)")
     ] = None,
+    deployment_name: Annotated[
+        str | None,
+        typer.Option("--deployment-name", envvar="ADK_DEPLOYMENT_NAME",
+                     help="Temporal Worker Deployment this worker belongs to (with --build-id; default: unversioned)"),
+    ] = None,
+    build_id: Annotated[
+        str | None,
+        typer.Option("--build-id", envvar="ADK_BUILD_ID",
+                     help="this build's id in the deployment: runs stay on the build they started on (docs/versioning.md)"),
+    ] = None,
+    graceful_timeout: Annotated[
+        float,
+        typer.Option("--graceful-timeout", envvar="ADK_GRACEFUL_SHUTDOWN_SECONDS", min=0,
+                     help="on SIGTERM/SIGINT, seconds in-flight model and tool calls may run before they are cancelled"),
+    ] = GRACEFUL_SHUTDOWN_SECONDS,
+    health_port: Annotated[
+        int | None,
+        typer.Option("--health-port", envvar="ADK_HEALTH_PORT", min=0, max=65535,
+                     help="serve /livez and /readyz on this port for an orchestrator's probes (default: none)"),
+    ] = None,
 ) -> None:
     """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
     if not app and not eval_cases:
         raise typer.BadParameter("give at least one --app module:attr (or --eval module:attr)")
-    run_async(_worker(app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or []))
+    if (deployment_name is None) != (build_id is None):
+        raise typer.BadParameter(
+            "give --deployment-name and --build-id together (or ADK_DEPLOYMENT_NAME and ADK_BUILD_ID), or neither "
+            "for an unversioned worker"
+        )
+    run_async(_worker(
+        app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or [],
+        deployment=(deployment_name, build_id) if deployment_name and build_id else None,
+        graceful_timeout=graceful_timeout, health_port=health_port,
+    ))
 
 
 async def _worker(
     specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False,
-    log_level: str | None = None, eval_cases: list[str] | None = None,
+    log_level: str | None = None, eval_cases: list[str] | None = None, *, deployment: tuple[str, str] | None = None,
+    graceful_timeout: float = GRACEFUL_SHUTDOWN_SECONDS, health_port: int | None = None,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
-    from adk_temporal.worker import build_worker, configure_logging
+    from adk_temporal.health import serving_health
+    from adk_temporal.worker import WorkerVersion, build_worker, configure_logging
     from adkt.client import connect
     from adkt.commands._apps import load_app
     from adkt.commands._stack import wait_for_signal
@@ -59,6 +94,7 @@ async def _worker(
 
     # The same logging as `python worker.py`, whose _main this command does not go through.
     configure_logging(log_level)
+    version = WorkerVersion(*deployment) if deployment else None
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
     apps = [load_app(spec) for spec in specs]
@@ -66,17 +102,25 @@ async def _worker(
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
         options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
-        built = build_worker(client, apps, task_queue=queue, eval_cases=eval_cases or (), **services, **options)
+        built = build_worker(
+            client, apps, task_queue=queue, eval_cases=eval_cases or (), deployment=version,
+            graceful_shutdown=timedelta(seconds=graceful_timeout), **services, **options,
+        )
         served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
         queues = ", ".join(built.task_queues)
-        err.print(f"worker for {', '.join(served)} on task queues {queues} at {client.service_client.config.target_host}")
+        where = f" as version {version}" if version else ""
+        err.print(f"worker for {', '.join(served)} on task queues {queues} at {client.service_client.config.target_host}{where}")
         task = asyncio.create_task(built.run())
-        try:
-            await wait_for_signal(task)
-        finally:
-            if not task.done():
-                await built.shutdown()  # finishes in-flight activities within the graceful timeout
-            await asyncio.gather(task, return_exceptions=True)
+        async with serving_health(built, client, health_port) as health_url:
+            if health_url:
+                err.print(f"health: {health_url}/livez and {health_url}/readyz")
+            try:
+                await wait_for_signal(task)
+            finally:
+                if not task.done():
+                    err.print(f"stopping: in-flight activities have {graceful_timeout:g} s to finish")
+                    await built.shutdown()  # finishes in-flight activities within the graceful timeout
+                await asyncio.gather(task, return_exceptions=True)
     err.print("worker stopped")
 
 

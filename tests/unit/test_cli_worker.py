@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
 from typer.testing import CliRunner
 
+from adk_core.errors import ConfigurationError
+from adk_temporal.worker import DEFAULT_GRACEFUL_SHUTDOWN, WorkerVersion
+from adkt.commands.serve import GRACEFUL_SHUTDOWN_SECONDS
 from adkt.main import app
 
 
@@ -17,3 +24,34 @@ def test_worker_takes_eval_cases() -> None:
     result = CliRunner().invoke(app, ["worker", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "--eval" in result.output
+
+
+def test_worker_help_shows_the_deployment_and_lifecycle_options() -> None:
+    result = CliRunner().invoke(app, ["worker", "--help"], env={"COLUMNS": "200"})
+    for option in ("--deployment-name", "--build-id", "--graceful-timeout", "--health-port"):
+        assert option in result.output
+    assert "ADK_BUILD_ID" in result.output
+
+
+def test_a_deployment_needs_both_its_name_and_build_id() -> None:
+    result = CliRunner().invoke(app, ["worker", "--app", "examples.w1:app", "--build-id", "b1"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "--deployment-name and --build-id together" in result.output
+
+
+def test_a_build_id_with_a_colon_is_refused_with_the_fix() -> None:
+    with pytest.raises(ConfigurationError, match="without ':'"):
+        WorkerVersion("desk", "v1:2")
+
+
+def test_the_cli_default_graceful_timeout_is_the_workers() -> None:
+    assert GRACEFUL_SHUTDOWN_SECONDS == DEFAULT_GRACEFUL_SHUTDOWN.total_seconds()
+
+
+def test_the_console_script_exits_with_the_commands_code() -> None:
+    # adkt.main.main ends the process itself (os._exit, past interpreter finalization).
+    ok = subprocess.run([sys.executable, "-m", "adkt.main", "--help"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "Usage" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "adkt.main", "no-such-command"], capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    assert bad.returncode == 2 and "No such command" in bad.stderr

@@ -1,0 +1,182 @@
+"""A rolling upgrade on the real dev server (issue #25, item 3; docs/versioning.md).
+
+v1 workers (processes, as deployed) serve 20 conversations: idle ones, some in the middle of a slow
+tool, some waiting on a tool confirmation, and an eval suite whose trial is mid-tool. v2 workers start
+(a changed instruction, a new tool, a removed tool, and a callback that would be non-deterministic
+replaying v1 histories) and v2 is promoted. Then: every mid-turn run completes on v1; every
+conversation's next turn runs v2 code; confirmations answered after the switch complete; no workflow
+failed and no workflow task failed; v1 drains and its workers stop. The times are printed (-s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from adk_core.sql import migrate
+from adk_temporal.deployments import pinned_runs, promote, run_version
+from adk_temporal.worker import WorkerVersion
+from adk_temporal.workflows import TASK_QUEUE
+from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
+from adkt.client import AdkClient, connect, workflow_task_failure
+from adkt.embedded import TemporalDevServer
+from tests.integration.upgrade_app import APP_NAME
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+IDLE, SLOW, CONFIRM = range(0, 12), range(12, 16), range(16, 20)
+SUITE = "tests.integration.upgrade_app:slow_cases"
+
+
+def _worker(build: str, deployment: str, server: TemporalDevServer, database_url: str, release: Path,
+            log: Path) -> subprocess.Popen:  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
+    env |= {"PYTHONPATH": str(REPO), "UPGRADE_RELEASE_FILE": str(release)}
+    command = [
+        sys.executable, "-m", "adkt.main", "worker", "--app", f"tests.integration.upgrade_app:{build}",
+        "--eval", SUITE, "--address", server.address, "--database-url", database_url,
+        "--deployment-name", deployment, "--build-id", build, "--graceful-timeout", "5",
+    ]
+    with log.open("wb") as out:
+        return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+async def _until(check, what: str, timeout: float, logs: list[Path]) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, f"{what} not within {timeout} s:\n" + "\n".join(
+            log.read_text()[-2000:] for log in logs
+        )
+        await asyncio.sleep(0.25)
+
+
+async def _adkt(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))} | {"COLUMNS": "200"}
+    command = [sys.executable, "-m", "adkt.main", *args]
+    return await asyncio.to_thread(subprocess.run, command, cwd=REPO, env=env, capture_output=True, text=True,
+                                   timeout=120)  # fmt: skip
+
+
+def _stop(proc: subprocess.Popen) -> int:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        return proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        raise AssertionError(f"{proc.args[:6]} did not stop within 30 s of SIGTERM") from None
+
+
+async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
+    temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+) -> None:
+    await migrate(database_url)
+    deployment = f"desk-{uuid.uuid4().hex[:6]}"
+    release = tmp_path / "release"
+    logs = [tmp_path / "v1.log", tmp_path / "v2.log"]
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace)
+    adk = AdkClient(client)
+    v1 = _worker("v1", deployment, temporal_server, database_url, release, logs[0])
+    v2: subprocess.Popen | None = None
+    slow: list[asyncio.Future] = []
+    suite: asyncio.Future = asyncio.get_running_loop().create_future()
+    try:
+        await promote(client, WorkerVersion(deployment, "v1"))
+
+        # --- v1 serves 20 conversations -------------------------------------------------------
+        first = await asyncio.gather(*(adk.send(APP_NAME, "u", f"c{n}", "hi") for n in (*IDLE, *CONFIRM)))
+        assert {t.final_text for t in first} == {"v1: hi"}
+        asked = await asyncio.gather(*(adk.send(APP_NAME, "u", f"c{n}", "pay") for n in CONFIRM))
+        assert all(t.events[-1].long_running_tool_ids for t in asked)
+        slow = [asyncio.ensure_future(adk.send(APP_NAME, "u", f"c{n}", "slow")) for n in SLOW]
+        suite = asyncio.ensure_future(client.execute_workflow(
+            EvalSuiteWorkflow.run, EvalSuiteInput(suite=SUITE, record=False), id=f"adk-eval/{deployment}",
+            task_queue=TASK_QUEUE, result_type=EvalSuiteRunResult,
+        ))
+
+        await asyncio.sleep(1.0)  # the slow turns and the eval trial reach their tool
+        assert not any(t.done() for t in slow) and not suite.done()
+
+        # --- v2 starts and becomes current ------------------------------------------------------
+        v2 = _worker("v2", deployment, temporal_server, database_url, release, logs[1])
+        promoted = await _adkt("deployment", "promote", deployment, "v2", "--address", temporal_server.address)
+        switched = time.monotonic()
+        assert promoted.returncode == 0, promoted.stdout + promoted.stderr
+        nudged = int(re.search(r"; (\d+) open conversations told to move", promoted.stdout).group(1))  # type: ignore[union-attr]
+        assert nudged >= 20, promoted.stdout
+
+        turn = await adk.send(APP_NAME, "u", f"c{IDLE[0]}", "hi")
+        first_v2_turn = time.monotonic() - switched
+        assert turn.final_text == "v2: hi (callback)"
+
+        # Idle conversations move when nudged; mid-turn runs stay on v1 (the confirmations wait there
+        # too), whatever v2 changed.
+        held = {f"adk-session/{APP_NAME}/u/c{n}" for n in (*SLOW, *CONFIRM)} | {f"adk-eval/{deployment}"}
+        on_v1: list[str] = []
+
+        async def only_held_left() -> bool:
+            on_v1[:] = await pinned_runs(client, WorkerVersion(deployment, "v1"))
+            return {i for i in on_v1 if "/eval/" not in i and "adk-eval/" not in i} | {f"adk-eval/{deployment}"} == held
+
+        await _until(only_held_left, "the idle conversations' move", 30, logs)
+        idle_moved = time.monotonic() - switched
+        assert held <= set(on_v1), on_v1
+        status = await _adkt("deployment", "status", deployment, "v1", "--address", temporal_server.address)
+        assert status.returncode == 0 and f"{len(on_v1)} runs still on {deployment}:v1" in status.stdout, status.stdout
+        release.touch()
+        finished = await asyncio.wait_for(asyncio.gather(*slow), timeout=60)
+        assert {t.final_text for t in finished} == {"v1: done ['done', 'job']"}
+        result = await asyncio.wait_for(suite, timeout=60)
+        assert result.summary.passed == 1, result
+
+        # Confirmations asked by v1 are answered by v1 code, after the switch.
+        for n in CONFIRM:
+            request = (await adk.pending(APP_NAME, "u", f"c{n}"))[0]
+            answered = await adk.reply(APP_NAME, "u", f"c{n}", request.call_id, {"confirmed": True})
+            assert answered.final_text == "v1: done ['sent']"
+
+        # Every conversation's next turn runs v2 code.
+        after = await asyncio.gather(*(adk.send(APP_NAME, "u", f"c{n}", "hi") for n in range(20)))
+        assert [t.final_text for t in after] == ["v2: hi (callback)"] * 20
+        for n in range(20):
+            assert await run_version(client, f"adk-session/{APP_NAME}/u/c{n}") == f"{deployment}:v2"
+
+        # v1 drains: no run is left on it, so its workers stop.
+        async def drained() -> bool:
+            return await pinned_runs(client, WorkerVersion(deployment, "v1")) == []
+
+        last_pinned_done = time.monotonic()
+        await _until(drained, "v1 drained", 60, logs)
+        drain = time.monotonic() - switched
+        drain_after_last = time.monotonic() - last_pinned_done
+        assert _stop(v1) == 0
+
+        failed = [w.id async for w in client.list_workflows('ExecutionStatus="Failed"')
+                  if APP_NAME in w.id or deployment in w.id]  # fmt: skip
+        assert failed == []
+        for n in range(20):
+            assert await workflow_task_failure(client, f"adk-session/{APP_NAME}/u/c{n}") is None
+        text = "".join(log.read_text() for log in logs)
+        assert "NondeterminismError" not in text and "nondetermin" not in text.lower(), text[-3000:]
+        print(f"\nrolling upgrade: switch -> first v2 turn {first_v2_turn:.2f} s; all 12 idle moved {idle_moved:.2f} s; "
+              f"switch -> v1 drained {drain:.2f} s "
+              f"({drain_after_last:.2f} s after its last pinned run ended)")
+    finally:
+        release.touch()
+        for pending in (*slow, suite):
+            pending.cancel()
+        await asyncio.gather(*slow, suite, return_exceptions=True)
+        for proc in (v2, v1):
+            if proc is not None and proc.poll() is None:
+                _stop(proc)

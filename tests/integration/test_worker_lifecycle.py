@@ -1,0 +1,106 @@
+"""A worker process stops and starts like a production service (issue #25, item 5): SIGTERM lets the
+in-flight tool call finish within the graceful timeout and exits 0 with a clean stderr; the health
+endpoint answers liveness and readiness."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from adk_core.sql import migrate
+from adkt.client import AdkClient, connect
+from adkt.embedded import TemporalDevServer
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _start(server: TemporalDevServer, database_url: str, folder: Path, log: Path, *extra: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
+    env |= {"PYTHONPATH": str(REPO), "LIFECYCLE_DIR": str(folder)}
+    command = [sys.executable, "worker.py", "--app", "tests.integration.lifecycle_app:app", "--address", server.address,
+               "--database-url", database_url, *extra]  # fmt: skip
+    with log.open("wb") as out:
+        return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+async def _until(check, what: str, log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"{what} not within {timeout} s:\n{log.read_text()[-3000:]}"
+        await asyncio.sleep(0.1)
+
+
+def _get(url: str) -> tuple[int, dict | str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            body = response.read().decode()
+            status = response.status
+    except urllib.error.HTTPError as e:
+        body, status = e.read().decode(), e.code
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, body
+
+
+def _wait_exit(proc: subprocess.Popen, timeout: float) -> int:
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        raise AssertionError(f"the worker did not exit within {timeout} s") from None
+
+
+async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
+    temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+) -> None:
+    await migrate(database_url)
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = _start(temporal_server, database_url, tmp_path, first_log, "--graceful-timeout", "20", "--health-port", "0")
+    second: subprocess.Popen | None = None
+    try:
+        await _until(lambda: "health: http" in first_log.read_text(), "the health endpoint", first_log)
+        base = re.search(r"health: (http://\S+)/livez", first_log.read_text()).group(1)  # type: ignore[union-attr]
+        assert _get(f"{base}/livez") == (200, "ok\n")
+        status, ready = _get(f"{base}/readyz")
+        assert status == 200 and ready == {"ready": True, "task_queues": ["adk.lifecycle"]}, ready
+
+        client = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace))
+        turn = asyncio.ensure_future(client.send("lifecycle", "u", "s1", "write the q3 report"))
+        await _until(lambda: (tmp_path / "started").exists(), "the tool's start", first_log)
+
+        stopped_at = time.monotonic()
+        os.killpg(first.pid, signal.SIGTERM)
+        code = _wait_exit(first, timeout=30)
+        waited = time.monotonic() - stopped_at
+        output = first_log.read_text()
+        assert code == 0, output[-3000:]
+        # The tool was not cancelled: it ran to its end before the worker exited.
+        assert (tmp_path / "finished").read_text() == "q3\n", output[-3000:]
+        assert waited >= 1.0, "the worker exited before the running tool could finish"
+        for bad in ("panicked", "Fatal Python error", "Traceback", "CancelledError"):
+            assert bad not in output, output[-3000:]
+
+        # The turn goes on with the next worker; the tool's one result stands (it ran once).
+        second = _start(temporal_server, database_url, tmp_path, second_log)
+        result = await asyncio.wait_for(turn, timeout=60)
+        assert result.final_text == "wrote q3"
+        assert (tmp_path / "started").read_text() == "q3\n"
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                _wait_exit(proc, timeout=30)
