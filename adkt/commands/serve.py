@@ -66,6 +66,7 @@ def worker(
     """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
     if not app and not eval_cases:
         raise typer.BadParameter("give at least one --app module:attr (or --eval module:attr)")
+    deployment_name, build_id = deployment_name or None, build_id or None  # an empty env var is unset
     if (deployment_name is None) != (build_id is None):
         raise typer.BadParameter(
             "give --deployment-name and --build-id together (or ADK_DEPLOYMENT_NAME and ADK_BUILD_ID), or neither "
