@@ -1,7 +1,8 @@
 """A rolling upgrade on the real dev server (issue #25, item 3; docs/versioning.md).
 
-v1 workers (processes, as deployed) serve 20 conversations: idle ones, some in the middle of a slow
-tool, some waiting on a tool confirmation, and an eval suite whose trial is mid-tool. v2 workers start
+v1 workers (processes, as deployed) serve 20 conversations (idle ones, some in the middle of a slow
+tool, some waiting on a tool confirmation), one conversation whose model call waits for a person in
+the agent simulator, and an eval suite whose trial is mid-tool. v2 workers start
 (a changed instruction, a new tool, a removed tool, and a callback that would be non-deterministic
 replaying v1 histories) and v2 is promoted. Then: every mid-turn run completes on v1; every
 conversation's next turn runs v2 code; confirmations answered after the switch complete; no workflow
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from adk_core.simulator import SimulatorService
+from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.sql import migrate
 from adk_temporal.deployments import pinned_runs, promote, run_version
 from adk_temporal.worker import WorkerVersion
@@ -29,7 +32,9 @@ from adk_temporal.workflows import TASK_QUEUE
 from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.client import AdkClient, connect, workflow_task_failure
 from adkt.embedded import TemporalDevServer
-from tests.integration.upgrade_app import APP_NAME
+from adkt.web.deliver import temporal_deliver
+from tests.integration.test_simulator_durable import wait_for_head
+from tests.integration.upgrade_app import APP_NAME, SIM_APP_NAME
 
 pytestmark = pytest.mark.integration
 
@@ -44,6 +49,7 @@ def _worker(build: str, deployment: str, server: TemporalDevServer, database_url
     env |= {"PYTHONPATH": str(REPO), "UPGRADE_RELEASE_FILE": str(release)}
     command = [
         sys.executable, "-m", "adkt.main", "worker", "--app", f"tests.integration.upgrade_app:{build}",
+        "--app", f"tests.integration.upgrade_app:sim_{build}",
         "--eval", SUITE, "--address", server.address, "--database-url", database_url,
         "--deployment-name", deployment, "--build-id", build, "--graceful-timeout", "5",
     ]
@@ -91,6 +97,7 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
     v2: subprocess.Popen | None = None
     slow: list[asyncio.Future] = []
     suite: asyncio.Future = asyncio.get_running_loop().create_future()
+    asking: asyncio.Future = asyncio.get_running_loop().create_future()
     try:
         await promote(client, WorkerVersion(deployment, "v1"))
 
@@ -105,6 +112,9 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
             task_queue=TASK_QUEUE, result_type=EvalSuiteRunResult,
         ))
 
+        simulator = SimulatorService(SqlSimulatorStore(database_url), deliver=temporal_deliver(client))
+        asking = asyncio.ensure_future(adk.send(SIM_APP_NAME, "u", "sim", "is it sunny?"))
+        question = await wait_for_head(simulator, "sim", timeout=30)
         await asyncio.sleep(1.0)  # the slow turns and the eval trial reach their tool
         assert not any(t.done() for t in slow) and not suite.done()
 
@@ -123,6 +133,7 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
         # Idle conversations move when nudged; mid-turn runs stay on v1 (the confirmations wait there
         # too), whatever v2 changed.
         held = {f"adk-session/{APP_NAME}/u/c{n}" for n in (*SLOW, *CONFIRM)} | {f"adk-eval/{deployment}"}
+        held |= {f"adk-session/{SIM_APP_NAME}/u/sim"}
         on_v1: list[str] = []
 
         async def only_held_left() -> bool:
@@ -140,6 +151,10 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
         result = await asyncio.wait_for(suite, timeout=60)
         assert result.summary.passed == 1, result
 
+        # The person's answer reaches the v1 run that asked; then that conversation moves too.
+        await simulator.submit_decision(question.session.id, question.head.turn_id, {"text": "Sunny (a person)."})
+        assert (await asyncio.wait_for(asking, timeout=60)).final_text == "Sunny (a person)."
+
         # Confirmations asked by v1 are answered by v1 code, after the switch.
         for n in CONFIRM:
             request = (await adk.pending(APP_NAME, "u", f"c{n}"))[0]
@@ -151,6 +166,11 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
         assert [t.final_text for t in after] == ["v2: hi (callback)"] * 20
         for n in range(20):
             assert await run_version(client, f"adk-session/{APP_NAME}/u/c{n}") == f"{deployment}:v2"
+
+        async def simulated_moved() -> bool:
+            return await run_version(client, f"adk-session/{SIM_APP_NAME}/u/sim") == f"{deployment}:v2"
+
+        await _until(simulated_moved, "the simulated conversation's move", 30, logs)
 
         # v1 drains: no run is left on it, so its workers stop.
         async def drained() -> bool:
@@ -174,9 +194,9 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
               f"({drain_after_last:.2f} s after its last pinned run ended)")
     finally:
         release.touch()
-        for pending in (*slow, suite):
+        for pending in (*slow, suite, asking):
             pending.cancel()
-        await asyncio.gather(*slow, suite, return_exceptions=True)
+        await asyncio.gather(*slow, suite, asking, return_exceptions=True)
         for proc in (v2, v1):
             if proc is not None and proc.poll() is None:
                 _stop(proc)

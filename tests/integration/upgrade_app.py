@@ -19,6 +19,7 @@ from pathlib import Path
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.eval import EvalCase, passthrough, tool_trajectory
 from adk_core.models import LlmResponse, function_call_response, text_response, tool_responses_this_turn
+from adk_core.simulator import SimulatorPlugin
 from adk_core.tools import FunctionTool
 
 APP_NAME = "upgrade_desk"
@@ -89,3 +90,18 @@ slow_cases = [EvalCase(
     "slow-report", app_or_agent=v1, tool_mocks=passthrough(slow_step), first_message="slow",
     metrics=[tool_trajectory([{"name": "slow_step", "args": {"job": "report"}}])],
 )]
+
+
+# A conversation a person answers through the agent simulator: its turn waits mid-model-call.
+SIM_APP_NAME = "upgrade_sim"
+
+
+def _person_answers(request: LlmRequest) -> LlmResponse:
+    raise AssertionError("the simulator answers this agent's model calls")
+
+
+sim_v1 = App(name=SIM_APP_NAME, root_agent=LlmAgent(name="helper", model=ScriptedModel(_person_answers)),
+             plugins=[SimulatorPlugin()])  # fmt: skip
+sim_v2 = App(name=SIM_APP_NAME, root_agent=LlmAgent(name="helper", instruction="v2",
+                                                    model=ScriptedModel(_person_answers)),
+             plugins=[SimulatorPlugin()])  # fmt: skip
