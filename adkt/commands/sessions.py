@@ -78,9 +78,45 @@ async def _show(app_name: str, user: str, session_id: str, last: int | None, dat
         raise SessionNotFoundError(f"no session {session_id!r} for app {app_name!r}, user {user!r}; see `adkt sessions list {app_name}`")
     out.print(f"[bold]{app_name}[/] · user {user} · session {session.id} · updated {timestamp(session.last_update_time)}")
     out.print(f"state: {json.dumps(session.state, ensure_ascii=False, default=str)}")
+    out.print(await _where_it_runs(app_name, user, session_id), markup=False)
     table = Table()
     for column in ("#", "time", "author", "content"):
         table.add_column(column, overflow="fold")
     for index, event in enumerate(session.events, 1):
         table.add_row(str(index), timestamp(event.timestamp), event.author, summary(event))
     out.print(table)
+
+
+async def _where_it_runs(app_name: str, user: str, session_id: str) -> str:
+    """The conversation's workflow and the worker version its run is on (docs/versioning.md), when a
+    Temporal server is configured or `adkt dev` runs; a line saying why not otherwise."""
+    import asyncio
+
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from adk_temporal.deployments import run_version
+    from adk_temporal.workflows import session_workflow_id
+    from adkt.client import connect
+    from adkt.commands._devstate import resolve
+    from adkt.settings import Settings
+
+    workflow_id = session_workflow_id(app_name, user, session_id)
+    target = resolve(Settings.load())
+    if target.address is None and target.dev is None:
+        return f"workflow {workflow_id} (no Temporal configured: set TEMPORAL_ADDRESS to see where it runs)"
+    try:
+        async with asyncio.timeout(5):
+            client = await connect(target.address, namespace=target.namespace)
+            description = await client.get_workflow_handle(workflow_id).describe()
+            version = await run_version(client, workflow_id)
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            return f"workflow {workflow_id}: not started (the next message starts it)"
+        return f"workflow {workflow_id}: Temporal answered {e.message}"
+    except (TimeoutError, OSError, RuntimeError) as e:
+        return f"workflow {workflow_id}: Temporal not reachable ({type(e).__name__}: {e})"
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        state = description.status.name.lower() if description.status else "unknown"
+        return f"workflow {workflow_id}: {state} (the next message starts it again)"
+    return f"workflow {workflow_id}: running on {version or 'an unversioned worker'}"

@@ -66,8 +66,9 @@ async def _until(check, what: str, timeout: float, logs: list[Path]) -> None:
         await asyncio.sleep(0.25)
 
 
-async def _adkt(*args: str) -> subprocess.CompletedProcess[str]:
+async def _adkt(*args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))} | {"COLUMNS": "200"}
+    env |= extra_env
     command = [sys.executable, "-m", "adkt.main", *args]
     return await asyncio.to_thread(subprocess.run, command, cwd=REPO, env=env, capture_output=True, text=True,
                                    timeout=120)  # fmt: skip
@@ -171,6 +172,9 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
             return await run_version(client, f"adk-session/{SIM_APP_NAME}/u/sim") == f"{deployment}:v2"
 
         await _until(simulated_moved, "the simulated conversation's move", 30, logs)
+        shown = await _adkt("sessions", "show", APP_NAME, "u", "c0", "--database-url", database_url,
+                            TEMPORAL_ADDRESS=temporal_server.address)  # fmt: skip
+        assert f"adk-session/{APP_NAME}/u/c0: running on {deployment}:v2" in shown.stdout, shown.stdout + shown.stderr
 
         # v1 drains: no run is left on it, so its workers stop.
         async def drained() -> bool:
