@@ -12,6 +12,8 @@
     ├── LlmCallsLimitExceededError  RunConfig.max_llm_calls was reached
     ├── OutputValidationError       a response did not match the agent's output_schema
     ├── RemoteError                 an error raised elsewhere (an activity), carried back as data
+    ├── UnsupportedOperationError   a service method this context cannot offer (e.g. list_sessions
+    │                               inside a durable run); also a NotImplementedError
     ├── EvalToolError               an eval called a tool that has no mock and was not passed through
     └── EvalUserAgentError          an eval's tool yielded, but no user agent answers that tool
 """
@@ -91,6 +93,13 @@ class LlmCallsLimitExceededError(AdkError):
 
 class OutputValidationError(AdkError, ValueError):
     """A model response did not validate against the agent's output_schema."""
+
+
+class UnsupportedOperationError(AdkError, NotImplementedError):
+    """A service method this service cannot offer where it was called, e.g. ``list_sessions`` from
+    workflow code. An AdkError, so a durable run fails the turn with the message (which says what to
+    call instead) rather than retrying its workflow task; a NotImplementedError for code that
+    already catches that."""
 
 
 class EvalToolError(AdkError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic_core import to_json
@@ -95,7 +95,7 @@ class DurableInvoker:
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
             error_type = _error_type(e)
             # Stored as the error event's text: no NUL, which Postgres refuses.
-            error_message = (e.message if isinstance(e, ApplicationError) else str(e)).replace("\x00", "\\x00")
+            error_message = _error_message(e).replace("\x00", "\\x00")
             await self._store_error(ctx, events, error_type, error_message)
             raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
         await compact_after_invocation(self.runner, self.runtime, self.sessions, ctx)
@@ -244,6 +244,15 @@ def _error_type(error: Exception) -> str:
     if isinstance(cause, ApplicationError) and cause.type:
         return cause.type
     return type(error).__name__
+
+
+def _error_message(error: Exception) -> str:
+    if isinstance(error, ApplicationError):
+        return error.message
+    cause = getattr(error, "cause", None)  # a failed child workflow: its own reason, not "execution failed"
+    if isinstance(error, ChildWorkflowError) and isinstance(cause, ApplicationError) and cause.message:
+        return cause.message
+    return str(error)
 
 
 def session_refusal(input: SessionWorkflowInput, workflow_id: str) -> str | None:

@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
     from adk_core.artifacts import ArtifactService
-    from adk_core.errors import InvalidInputError, SessionNotFoundError
+    from adk_core.errors import InvalidInputError, UnsupportedOperationError
     from adk_core.memory import MemoryEntry, MemoryService, SearchMemoryResponse
     from adk_core.sessions import GetSessionConfig, ListSessionsResponse, Session, SessionService
     from adk_core.sessions.base import apply_event_to_session, prepare_event_for_storage
@@ -136,27 +136,52 @@ class DurableSessionService(SessionService):
         )
 
     # The rest of the contract: a workflow serves one session ---------------------------------
+    # What a durable run cannot offer raises UnsupportedOperationError, an AdkError: the turn fails
+    # with the message (and the session stores it), where any other error in a child workflow
+    # would fail its workflow task over and over. Workflow code may not read the store freely
+    # (each read would be an activity in the run's history, and other sessions change under it);
+    # tools run as activities with the worker's real SessionService, so they can.
     async def create_session(self, *, app_name: str, user_id: str, state: dict[str, Any] | None = None,
                              session_id: str | None = None) -> Session:
-        raise NotImplementedError("durable runs create their session when the workflow starts (create_session=True)")
+        raise _unsupported(
+            "create_session", "a durable run serves only the session its workflow was started for; start another "
+            "conversation from a client (AdkClient.send creates its session), or create it in a tool"
+        )
 
     async def get_session(self, *, app_name: str, user_id: str, session_id: str,
                           config: GetSessionConfig | None = None) -> Session | None:
         if (app_name, user_id, session_id) != (self.key.app_name, self.key.user_id, self.key.session_id):
-            raise SessionNotFoundError("a durable run can read only its own session")
+            raise _unsupported(
+                "get_session of another session",
+                f"a durable run can read only its own session ({self.key.app_name}/{self.key.user_id}/"
+                f"{self.key.session_id}); read other sessions from a client or in a tool",
+            )
         await self.flush()
         tail = config.num_recent_events if config and config.num_recent_events else 10_000
         result = await self._read(False, None, tail, False)
         return result.session
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
-        raise NotImplementedError("list sessions from a client (adkt sessions list), not from workflow code")
+        raise _unsupported(
+            "list_sessions", "list sessions outside workflow code (adkt sessions list, a SessionService in your client) or in a tool"
+        )
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        raise NotImplementedError("delete sessions from a client, not from workflow code")
+        raise _unsupported(
+            "delete_session", "delete sessions outside workflow code (a SessionService in your client) or in a tool"
+        )
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
-        raise NotImplementedError("read user state from session.state (user: keys) inside a durable run")
+        raise _unsupported(
+            "get_user_state", "read the user's state from session.state (its user: keys) inside a durable run"
+        )
+
+    async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
+        raise _unsupported("get_app_state", "read the app's state from session.state (its app: keys) inside a durable run")
+
+
+def _unsupported(method: str, instead: str) -> UnsupportedOperationError:
+    return UnsupportedOperationError(f"{method} is not available inside a durable run (workflow code): {instead}")
 
 
 class DurableArtifactService(ArtifactService):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, UnsupportedOperationError
 from ..ids import validate_id
 from ..state import TEMP_PREFIX, validate_state_delta, without_temp
 from ..types import Event
@@ -106,7 +106,10 @@ class SessionService(abc.ABC):
 
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
         """The ``app:`` state, keys without the prefix."""
-        raise NotImplementedError(f"{type(self).__name__} does not expose app state")
+        raise UnsupportedOperationError(
+            f"{type(self).__name__} does not expose app state; read app: keys from session.state, "
+            "where every session of the app sees them"
+        )
 
 
 def new_session_id(app_name: str, user_id: str, session_id: str | None, make_id: Callable[[], str]) -> str:
