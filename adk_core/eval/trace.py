@@ -12,10 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InvalidInputError
 from ..sessions import Session
 from ..state import TEMP_PREFIX
 from ..types import REQUEST_CONFIRMATION_FUNCTION, Event, FunctionCall, FunctionResponse
 from .scopes import ScopedView
+
+MIN_TRANSCRIPT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,15 @@ class Trace:
         return ""
 
     def transcript(self, *, max_chars: int = 20_000) -> str:
-        """A readable rendering for judges and reports: who said or called what, in order."""
+        """A readable rendering for judges and reports: who said or called what, in order.
+
+        Over ``max_chars`` it keeps whole lines from the start and the end, and says in one line
+        between them how many lines and characters were cut.
+        """
+        if max_chars < MIN_TRANSCRIPT_CHARS:
+            raise InvalidInputError(
+                f"transcript(max_chars={max_chars}): give at least {MIN_TRANSCRIPT_CHARS}, room for the line saying what was cut"
+            )
         lines: list[str] = []
         for event in self.events:
             for part in event.content.parts if event.content else []:
@@ -83,8 +94,38 @@ class Trace:
                 elif part.function_response is not None:
                     response = part.function_response
                     lines.append(f"[{response.name} result] {_short(response.response)}")
-        text = "\n".join(lines)
-        return text if len(text) <= max_chars else "...\n" + text[-max_chars:]
+        return _fit(lines, max_chars)
+
+
+def _fit(lines: list[str], max_chars: int) -> str:
+    """``lines`` joined, or, over ``max_chars``, whole lines from the start (a quarter of the room: the
+    request) and from the end (the rest: the outcome) around one line saying how much was cut."""
+    text = "\n".join(lines)
+    if len(text) <= max_chars:
+        return text
+    # Room for the marker line, sized for the largest counts it can hold.
+    room = max_chars - len(_cut_marker(len(lines), len(text))) - 2
+    head: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > room // 4:
+            break
+        head.append(line)
+        used += len(line) + 1
+    tail: list[str] = []
+    for line in reversed(lines[len(head):]):
+        if used + len(line) + 1 > room:
+            break
+        tail.append(line)
+        used += len(line) + 1
+    tail.reverse()
+    cut = lines[len(head) : len(lines) - len(tail)]
+    marker = _cut_marker(len(cut), sum(len(line) for line in cut))
+    return "\n".join([*head, marker, *tail])
+
+
+def _cut_marker(lines: int, chars: int) -> str:
+    return f"[... {lines} lines ({chars:,} characters) cut here to fit the transcript limit ...]"
 
 
 def _short(value: Any, limit: int = 500) -> str:

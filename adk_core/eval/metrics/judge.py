@@ -8,6 +8,7 @@ judged trial that resumes after a crash does not pay for its verdicts twice.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,9 @@ DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
 JUDGE_INSTRUCTION = """You are a strict evaluator of conversations between a user and an AI agent system.
 You receive a rubric and a transcript. Lines look like "[author] text", "[author] calls tool({args})"
 and "[tool result] {json}". Judge only what the transcript shows.
+
+A line "[... N lines (M characters) cut here ...]" marks where a long transcript was shortened to fit:
+do not count what you cannot see there as missing.
 
 Answer with one JSON object and nothing else:
 {"passed": true or false, "score": a number from 0 to 1, "reasoning": "one or two sentences"}"""
@@ -47,18 +51,38 @@ def parse_verdict(text: str) -> Verdict:
         except ValueError:
             data = None
         if isinstance(data, dict) and isinstance(data.get("passed"), bool):
-            score = data.get("score")
-            return Verdict(
-                passed=data["passed"],
-                score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
-                reasoning=str(data.get("reasoning", "")),
-            )
+            score, note = _score(data.get("score"), text)
+            reasoning = str(data.get("reasoning", ""))
+            return Verdict(passed=data["passed"], score=score, reasoning=f"{reasoning} ({note})" if note else reasoning)
     word = text.strip().split(maxsplit=1)[0].strip(".:!,*").lower() if text.strip() else ""
     if word in ("pass", "passed", "yes", "true"):
         return Verdict(True, None, text.strip())
     if word in ("fail", "failed", "no", "false"):
         return Verdict(False, None, text.strip())
     raise InvalidInputError(f"the judge answered {text[:200]!r}, not a verdict; expected JSON like {{\"passed\": true, ...}}")
+
+
+def _score(raw: Any, text: str) -> tuple[float | None, str]:
+    """The verdict's score, clamped to [0, 1], and a note when it was clamped. Missing stays None;
+    anything but a finite number (or a string holding one) is refused, so a judge answering
+    ``"score": "high"`` or ``NaN`` cannot slip a meaningless number into the mean."""
+    if raw is None:
+        return None, ""
+    value: float | None = None
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        value = float(raw)
+    elif isinstance(raw, str):
+        try:
+            value = float(raw)
+        except ValueError:
+            value = None
+    if value is None or not math.isfinite(value):
+        raise InvalidInputError(
+            f"the judge's score {raw!r} is not a number from 0 to 1 (answer: {text[:200]!r}); the judge must answer "
+            'JSON like {"passed": true, "score": 0.8, ...}: check its model and instruction'
+        )
+    clamped = min(1.0, max(0.0, value))
+    return clamped, (f"score {value:g} clamped to {clamped:g}" if clamped != value else "")
 
 
 @dataclass(frozen=True)
@@ -112,7 +136,9 @@ def llm_judge(
         num_samples: how many independent verdicts to ask for (odd numbers avoid ties; a tie fails).
         instruction: the judge's system instruction (it must ask for the JSON verdict).
 
-    The score is the mean of the judges' scores when they give one, else the share of passing votes.
+    The score is the mean of the judges' scores when they give one (each clamped to [0, 1], the clamp
+    noted in the evidence; a score that is not a number is an error), else the share of passing votes.
+    A transcript over 20,000 characters keeps its start and its end, with a line saying what was cut.
     """
     if num_samples < 1:
         raise ConfigurationError(f"llm_judge {name!r}: num_samples must be >= 1, not {num_samples}")

@@ -5,6 +5,15 @@ Match types (google-adk's, and the usual ones):
     in_order    the expected calls appear in this order; other calls may come between
     any_order   every expected call appears (each actual call counts once); order and extras ignored
 
+Credit (``credit=``):
+    partial         (default) exact: 1 or 0; in_order: the longest common subsequence of expected and
+                    actual calls over the number expected; any_order: the largest one-to-one matching
+                    of expected to actual calls over the number expected. So one missing call costs one
+                    call's share, and a name-only expectation never takes the call a specific one needs.
+    all_or_nothing  google-adk's TrajectoryEvaluator: 1 when the match type holds in full, else 0
+                    (per turn with ``per_turn``, then averaged). Imported google-adk criteria use it, so
+                    their thresholds mean what they meant there.
+
 With ``compare_args`` a call matches only with equal arguments; without, names alone. Expected calls
 are ``"name"`` (name only, always), ``("name", {args})``, ``{"name": ..., "args": {...}}`` or a
 FunctionCall. ``per_turn`` compares each system turn with its own list (google-adk eval sets) and
@@ -25,6 +34,8 @@ from .base import MetricContext, MetricResult
 
 MatchType = Literal["exact", "in_order", "any_order"]
 _MATCHES = ("exact", "in_order", "any_order")
+Credit = Literal["partial", "all_or_nothing"]
+_CREDITS = ("partial", "all_or_nothing")
 
 
 @dataclass(frozen=True)
@@ -58,29 +69,51 @@ def expected_call(spec: Any) -> ExpectedCall:
     )
 
 
-def match_score(actual: Sequence[FunctionCall], expected: Sequence[ExpectedCall], match: MatchType, compare_args: bool) -> float:
-    """1.0 for a full match. exact: 1 or 0; in_order / any_order: the share of expected calls found."""
+def match_score(
+    actual: Sequence[FunctionCall], expected: Sequence[ExpectedCall], match: MatchType, compare_args: bool,
+    credit: Credit = "partial",
+) -> float:
+    """1.0 for a full match. exact: 1 or 0; in_order / any_order: the share of expected calls found
+    (longest common subsequence / maximum matching), or with ``all_or_nothing`` 1 only when all are."""
     if match == "exact":
         return float(len(actual) == len(expected) and all(e.matches(a, compare_args) for a, e in zip(actual, expected, strict=False)))
     if not expected:
         return 1.0
-    found = 0
-    if match == "in_order":
-        position = 0
-        for e in expected:
-            while position < len(actual) and not e.matches(actual[position], compare_args):
-                position += 1
-            if position < len(actual):
-                found += 1
-                position += 1
-    else:
-        unused = list(actual)
-        for e in expected:
-            hit = next((i for i, a in enumerate(unused) if e.matches(a, compare_args)), None)
-            if hit is not None:
-                found += 1
-                unused.pop(hit)
+    found = _common_subsequence(actual, expected, compare_args) if match == "in_order" else _matching(actual, expected, compare_args)
+    if credit == "all_or_nothing":
+        return float(found == len(expected))
     return found / len(expected)
+
+
+def _common_subsequence(actual: Sequence[FunctionCall], expected: Sequence[ExpectedCall], compare_args: bool) -> int:
+    """Length of the longest common subsequence, "common" meaning ``expected[i].matches(actual[j])``."""
+    previous = [0] * (len(actual) + 1)
+    for e in expected:
+        row = [0] * (len(actual) + 1)
+        for j, a in enumerate(actual):
+            row[j + 1] = previous[j] + 1 if e.matches(a, compare_args) else max(previous[j + 1], row[j])
+        previous = row
+    return previous[-1]
+
+
+def _matching(actual: Sequence[FunctionCall], expected: Sequence[ExpectedCall], compare_args: bool) -> int:
+    """Size of a maximum bipartite matching of expected to actual calls (Kuhn's augmenting paths:
+    trajectories are short, so O(expected x edges) is nothing)."""
+    edges = [[j for j, a in enumerate(actual) if e.matches(a, compare_args)] for e in expected]
+    owner: list[int | None] = [None] * len(actual)  # actual call -> the expected call it is matched to
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            current = owner[j]
+            if current is None or augment(current, seen):
+                owner[j] = i
+                return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(expected)))
 
 
 @dataclass(frozen=True)
@@ -92,18 +125,19 @@ class ToolTrajectory:
     compare_args: bool
     ignore: tuple[str, ...]
     threshold: float = 1.0
+    credit: Credit = "partial"
 
     async def evaluate(self, trace: Trace, ctx: MetricContext) -> MetricResult:
         if self.per_turn is None:
             actual = trace.tool_calls(ignore=self.ignore)
-            score = match_score(actual, self.expected or (), self.match, self.compare_args)
+            score = match_score(actual, self.expected or (), self.match, self.compare_args, self.credit)
             return MetricResult(passed=score >= self.threshold, score=score, value=[c.name for c in actual],
                                 evidence=[_describe(actual, self.expected or ())])
         turns = trace.turns()
         scores, evidence = [], []
         for i, expected in enumerate(self.per_turn):
             actual = Trace(turns[i]).tool_calls(ignore=self.ignore) if i < len(turns) else []
-            scores.append(match_score(actual, expected, self.match, self.compare_args))
+            scores.append(match_score(actual, expected, self.match, self.compare_args, self.credit))
             evidence.append(f"turn {i + 1}: " + _describe(actual, expected))
         score = sum(scores) / len(scores) if scores else 1.0
         return MetricResult(passed=score >= self.threshold, score=score, value=scores, evidence=evidence)
@@ -124,6 +158,7 @@ def tool_trajectory(
     name: str = "tool_trajectory",
     ignore: Sequence[str] = (REQUEST_CONFIRMATION_FUNCTION,),
     threshold: float = 1.0,
+    credit: Credit = "partial",
 ) -> ToolTrajectory:
     """Pass when the system's tool calls match ``expected`` (the whole run) or ``per_turn`` (each system turn).
 
@@ -135,11 +170,17 @@ def tool_trajectory(
         name: the metric's name.
         ignore: tool names left out of the actual calls (confirmation requests by default).
         threshold: the lowest passing score (per_turn: the mean over turns).
+        credit: ``partial`` (default: the share of expected calls matched) or ``all_or_nothing``
+            (google-adk's: 1 for a full match, else 0; per turn, then averaged).
     """
     if (expected is None) == (per_turn is None):
         raise ConfigurationError("tool_trajectory: give expected=[...] or per_turn=[[...], ...], exactly one")
     if match not in _MATCHES:
         raise ConfigurationError(f"tool_trajectory: match must be one of {_MATCHES}, not {match!r}")
+    if credit not in _CREDITS:
+        raise ConfigurationError(f"tool_trajectory: credit must be one of {_CREDITS}, not {credit!r}")
+    if not 0.0 <= threshold <= 1.0:
+        raise ConfigurationError(f"tool_trajectory: threshold must be within [0, 1], not {threshold}")
     return ToolTrajectory(
         name=name,
         expected=tuple(expected_call(s) for s in expected) if expected is not None else None,
@@ -148,4 +189,5 @@ def tool_trajectory(
         compare_args=compare_args,
         ignore=tuple(ignore),
         threshold=threshold,
+        credit=credit,
     )
