@@ -67,6 +67,7 @@ class EvalProgress(BaseModel):
     failed: int = 0
     errors: int = 0
     terminated: int = 0
+    not_evaluated: int = 0
     skipped: int = 0
     running: list[str] = Field(default_factory=list)
     """``case#trial`` of the trials running now."""

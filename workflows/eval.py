@@ -165,7 +165,8 @@ class EvalSuiteWorkflow:
     def _count(self, result: EvalResult) -> None:
         progress = self._progress
         progress.done += 1
-        field = {"passed": "passed", "failed": "failed", "error": "errors", "terminated": "terminated"}[result.status]
+        field = {"passed": "passed", "failed": "failed", "error": "errors", "terminated": "terminated",
+                 "not_evaluated": "not_evaluated"}[result.status]  # fmt: skip
         setattr(progress, field, getattr(progress, field) + 1)
 
 

@@ -29,6 +29,7 @@ from .metrics import (
     rouge1,
     state_metric,
     tool_trajectory,
+    unsupported_metric,
 )
 from .mocks import MockToolContext, ToolMock, passthrough
 from .pytest_helper import assert_eval_passes, format_report
@@ -94,5 +95,6 @@ __all__ = [
     "simulated_user",
     "state_metric",
     "tool_trajectory",
+    "unsupported_metric",
     "with_state_change",
 ]

@@ -10,9 +10,20 @@ Both of google-adk's file formats are read, with snake_case or camelCase keys:
   (one case per file).
 
 A static conversation becomes: the first user message, then a scripted user saying the next ones
-in order; metrics ``tool_trajectory(per_turn=...)`` and ``response_match(per_turn=...)`` with the
-thresholds of a ``test_config.json`` beside the file (google-adk's criteria keys
-``tool_trajectory_avg_score`` and ``response_match_score``), else google-adk's defaults 1.0 / 0.8.
+in order. Its metrics are the criteria of a ``test_config.json`` beside the file (else google-adk's
+defaults, ``tool_trajectory_avg_score`` 1.0 and ``response_match_score`` 0.8), every one of them kept
+under its own name:
+
+- ``tool_trajectory_avg_score`` -> ``tool_trajectory(per_turn=..., credit="all_or_nothing")`` with the
+  criterion's ``match_type`` and ``ignore_args``: each turn scores 1 or 0 and the mean is compared with
+  the threshold, as google-adk's TrajectoryEvaluator does, so an imported threshold means what it meant;
+- ``response_match_score`` -> ``response_match(per_turn=...)`` (ROUGE-1 per turn, averaged);
+- any other criterion -> a metric that reports itself *not evaluated*, naming the criterion, so the
+  case is never counted as passed without it having been checked.
+
+A ``conversation_scenario`` case runs with a simulated user (``user_simulator_model``) and gets the
+same criteria; those that compare against an expected conversation, which a scenario does not have,
+are not evaluated and say so.
 
 Tools stay safe by default: give ``tool_mocks`` (``passthrough(...)`` for real tools). A tool with
 responses recorded anywhere in the file (``tool_responses``) and no mock replays them: the recorded
@@ -23,6 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +43,7 @@ from ..app import App
 from ..errors import ConfigurationError
 from ..models.base import Model
 from .case import EvalCase
-from .metrics.base import Metric
+from .metrics.base import Metric, unsupported_metric
 from .metrics.response import response_match
 from .metrics.trajectory import MatchType, tool_trajectory
 from .mocks import ToolMock, ToolMocks
@@ -40,7 +52,8 @@ from .termination import TerminateWhen
 from .user_agents import UserAgents, scripted_user, simulated_user
 
 DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
-_MATCH_TYPES = {"EXACT": "exact", "IN_ORDER": "in_order", "ANY_ORDER": "any_order"}
+_MATCH_TYPES: dict[str, MatchType] = {"EXACT": "exact", "IN_ORDER": "in_order", "ANY_ORDER": "any_order"}
+_NEEDS_EXPECTED_CONVERSATION = ("tool_trajectory_avg_score", "response_match_score")
 
 
 def load_adk_eval_set(
@@ -85,7 +98,7 @@ def load_adk_eval_set(
 
 
 def _case(
-    raw: Mapping[str, Any], set_id: str, system: App | BaseAgent, criteria: Mapping[str, Any], tool_mocks: dict[str, Any],
+    raw: Mapping[str, Any], set_id: str, system: App | BaseAgent, criteria: Mapping[str, Criterion], tool_mocks: dict[str, Any],
     trials: int, simulator_model: str | Model | None,
 ) -> EvalCase:
     name = f"{set_id}/{_get(raw, 'eval_id')}"
@@ -103,22 +116,12 @@ def _case(
         user = simulated_user(persona=str(persona or "A typical user."), plan=str(_get(scenario, "conversation_plan")),
                               model=simulator_model)
         return EvalCase(name, app_or_agent=system, tool_mocks=tool_mocks, user_agents=UserAgents(loop=user),
-                        initial_state=initial_state, first_message=str(_get(scenario, "starting_prompt")), trials=trials)
+                        initial_state=initial_state, first_message=str(_get(scenario, "starting_prompt")),
+                        metrics=_metrics(criteria, None), trials=trials)  # fmt: skip
     turns = list(_get(raw, "conversation") or [])
     if not turns:
         raise ConfigurationError(f"eval case {name!r} has neither a conversation nor a conversation_scenario")
     users = [_text(_get(t, "user_content")) for t in turns]
-    metrics: list[Metric] = []
-    trajectory = criteria.get("tool_trajectory_avg_score")
-    if trajectory is not None:
-        threshold, match = _threshold(trajectory, 1.0)
-        metrics.append(tool_trajectory(per_turn=[_tool_uses(_get(t, "intermediate_data")) for t in turns],
-                                       match=match, threshold=threshold, name="tool_trajectory_avg_score"))
-    response = criteria.get("response_match_score")
-    references = [_text(_get(t, "final_response")) if _get(t, "final_response") else None for t in turns]
-    if response is not None and any(r is not None for r in references):
-        threshold, _ = _threshold(response, 0.8)
-        metrics.append(response_match(per_turn=references, threshold=threshold, name="response_match_score"))
     return EvalCase(
         name,
         app_or_agent=system,
@@ -127,9 +130,42 @@ def _case(
         initial_state=initial_state,
         first_message=users[0],
         terminate_when=TerminateWhen(max_turns=len(users)),
-        metrics=metrics,
+        metrics=_metrics(criteria, turns),
         trials=trials,
     )
+
+
+def _metrics(criteria: Mapping[str, Criterion], turns: Sequence[Any] | None) -> list[Metric]:
+    """One metric per criterion, named after it; ``turns`` None: a conversation_scenario case."""
+    metrics: list[Metric] = []
+    for name, criterion in criteria.items():
+        if turns is None and name in _NEEDS_EXPECTED_CONVERSATION:
+            metrics.append(unsupported_metric(name, (
+                f"criterion {name!r} needs an expected conversation to compare with; a conversation_scenario "
+                "case has none (score scenarios with criteria that judge the conversation itself)"
+            )))
+        elif name == "tool_trajectory_avg_score":
+            assert turns is not None
+            metrics.append(tool_trajectory(
+                per_turn=[_tool_uses(_get(t, "intermediate_data")) for t in turns], match=criterion.match,
+                compare_args=not criterion.ignore_args, threshold=criterion.threshold, credit="all_or_nothing", name=name,
+            ))  # fmt: skip
+        elif name == "response_match_score":
+            assert turns is not None
+            references = [_text(_get(t, "final_response")) if _get(t, "final_response") else None for t in turns]
+            if any(r is not None for r in references):
+                metrics.append(response_match(per_turn=references, threshold=criterion.threshold, name=name))
+            else:
+                metrics.append(unsupported_metric(name, (
+                    f"criterion {name!r} compares final responses, and no turn of this case has a final_response; "
+                    "record one in the eval set, or leave the criterion out of test_config.json"
+                )))
+        else:
+            metrics.append(unsupported_metric(name, (
+                f"google-adk criterion {name!r} is not supported by this importer, so it was not run; score it "
+                "with a metric of your own (EvalCase(metrics=[...])), or leave it out of test_config.json"
+            )))
+    return metrics
 
 
 def _get(data: Any, snake: str) -> Any:
@@ -186,17 +222,48 @@ def _old_turn(item: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _criteria(config: Path) -> dict[str, Any]:
-    if not config.is_file():
-        return dict(DEFAULT_CRITERIA)
-    criteria = json.loads(config.read_text(encoding="utf-8")).get("criteria") or {}
-    return {k: v for k, v in criteria.items() if k in DEFAULT_CRITERIA}
+@dataclass(frozen=True)
+class Criterion:
+    """One google-adk criterion of a test_config.json: its threshold and, for trajectories, how to match."""
+
+    threshold: float
+    match: MatchType = "exact"
+    ignore_args: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Everything else the criterion carries (judge options, rubrics ...), as written."""
 
 
-def _threshold(criterion: Any, default: float) -> tuple[float, MatchType]:
-    if isinstance(criterion, int | float):
-        return float(criterion), "exact"
-    if isinstance(criterion, Mapping):
-        match = _MATCH_TYPES.get(str(_get(criterion, "match_type") or "EXACT").upper(), "exact")
-        return float(criterion.get("threshold", default)), match  # type: ignore[return-value]
-    return default, "exact"
+def _criteria(config: Path) -> dict[str, Criterion]:
+    raw: Any = DEFAULT_CRITERIA
+    if config.is_file():
+        try:
+            data = json.loads(config.read_text(encoding="utf-8"))
+        except ValueError as e:
+            raise ConfigurationError(f"{config}: not JSON ({e}); fix the file or pass config_path= another one") from e
+        raw = _get(data, "criteria") if isinstance(data, Mapping) else None
+        if not isinstance(raw, Mapping):
+            raise ConfigurationError(
+                f'{config}: expected {{"criteria": {{"tool_trajectory_avg_score": 1.0, ...}}}}; give each criterion '
+                "a threshold or an object with one"
+            )
+    return {str(name): _criterion(config, str(name), value) for name, value in raw.items()}
+
+
+def _criterion(config: Path, name: str, value: Any) -> Criterion:
+    where = f"{config}: criterion {name!r}"
+    options: Mapping[str, Any] = value if isinstance(value, Mapping) else {}
+    threshold = options.get("threshold") if isinstance(value, Mapping) else value
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
+        raise ConfigurationError(
+            f'{where}: threshold must be a number from 0 to 1, not {threshold!r}; write "{name}": 0.8 or '
+            f'"{name}": {{"threshold": 0.8, ...}}'
+        )
+    match_type = str(_get(options, "match_type") or "EXACT").upper()
+    if match_type not in _MATCH_TYPES:
+        raise ConfigurationError(
+            f"{where}: match_type must be one of {', '.join(_MATCH_TYPES)}, not {_get(options, 'match_type')!r}"
+        )
+    ignore_args = _get(options, "ignore_args") or False
+    if not isinstance(ignore_args, bool):
+        raise ConfigurationError(f"{where}: ignore_args must be true or false, not {ignore_args!r}")
+    return Criterion(float(threshold), _MATCH_TYPES[match_type], ignore_args, dict(options))

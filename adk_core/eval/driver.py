@@ -31,7 +31,7 @@ from .bridge import YieldInfo
 from .case import EvalCase
 from .host import CaseHost
 from .metrics.base import MetricContext, evaluate_metrics
-from .results import EvalError, EvalResult, SessionRef, Status, TerminationReason, TokenUsage
+from .results import EvalError, EvalResult, SessionRef, Status, TerminationReason, TokenUsage, status_of
 from .scopes import ScopedView
 from .state_change import changes_in, merge_changes, state_delta_for, unwrap
 from .termination import matches
@@ -132,7 +132,7 @@ async def drive_case(case: EvalCase, host: CaseHost, *, trial: int = 0) -> EvalR
     if error is not None:
         status = "error"
     elif status is None:
-        status = "passed" if all(m.passed for m in metrics.values()) else "failed"
+        status = status_of(metrics)
     return EvalResult(
         name=case.name,
         status=status,

@@ -45,7 +45,7 @@ def format_report(result: EvalResult | EvalSuiteResult) -> str:
     if isinstance(result, EvalSuiteResult):
         s = result.summary
         head = (f"eval suite: {s.passed}/{s.total} passed ({s.failed} failed, {s.errors} errors, "
-                f"{s.terminated} terminated, {s.skipped} skipped)")
+                f"{s.terminated} terminated, {s.not_evaluated} not evaluated, {s.skipped} skipped)")
         return "\n\n".join([head, *(format_report(r) for r in result.results if not r.passed)])
     lines = [f"eval case {result.name!r}: {result.status} after {result.turns} turn(s)"]
     runs = result.all_trials()
@@ -53,11 +53,13 @@ def format_report(result: EvalResult | EvalSuiteResult) -> str:
         lines.append(f"  trials: {sum(r.passed for r in runs)}/{len(runs)} passed (pass^{len(runs)} = {result.pass_hat_k:.2f})")
     if result.termination_reason:
         lines.append(f"  termination: {result.termination_reason}")
+    if result.not_evaluated_reason:
+        lines.append(f"  {result.not_evaluated_reason}")
     if result.error:
         lines.append(f"  error in {result.error.phase} ({result.error.error_type}):")
         lines.extend("    " + line for line in result.error.message.splitlines())
     for name, metric in result.metrics.items():
-        if not metric.passed:
+        if not metric.passed and metric.evaluated:
             score = f" score={metric.score:.2f}" if metric.score is not None else ""
             lines.append(f"  metric {name!r} failed{score} value={metric.value!r}")
             lines.extend(f"    - {e}" for e in metric.evidence)

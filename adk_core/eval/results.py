@@ -3,6 +3,10 @@
 pydantic models, JSON round-trip stable, so a durable run can return them from workflows and
 store them as they are.
 
+A trial is ``not_evaluated`` when nothing checked it: the case has no metrics, or a metric could
+not run (``MetricResult.evaluated`` False, e.g. a google-adk criterion the importer cannot run) and
+no other metric failed. It is never passed: it counts apart in the summary and fails the suite.
+
 pass^k (tau-bench): the chance that k independent trials of a case all pass, estimated from n >= k
 trials with c passes as C(c, k) / C(n, k); with k = n it is 1 when every trial passed, else 0. A
 suite's pass^k is the mean over its cases.
@@ -10,7 +14,7 @@ suite's pass^k is the mean over its cases.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from math import comb
 from typing import Literal
 
@@ -20,9 +24,32 @@ from ..errors import InvalidInputError
 from ..types import Event
 from .metrics.base import MetricResult
 
-Status = Literal["passed", "failed", "error", "terminated"]
+Status = Literal["passed", "failed", "error", "terminated", "not_evaluated"]
 Phase = Literal["system", "user_agent", "metric"]
 TerminationReason = Literal["max_turns", "max_duration", "state_matches"]
+
+
+NO_METRICS = "the case has no metrics: add metrics=[...] to say what it must show"
+
+
+def status_of(metrics: Mapping[str, MetricResult]) -> Status:
+    """A finished trial's status from its metrics: ``failed`` when one that ran failed, else
+    ``not_evaluated`` when there are none or one could not run, else ``passed``."""
+    if any(m.evaluated and not m.passed for m in metrics.values()):
+        return "failed"
+    if not metrics or not all(m.evaluated for m in metrics.values()):
+        return "not_evaluated"
+    return "passed"
+
+
+def not_evaluated_reason(status: str, metrics: Mapping[str, MetricResult]) -> str | None:
+    """Why a ``not_evaluated`` trial was not: no metrics, or which metrics could not run and why."""
+    if status != "not_evaluated":
+        return None
+    if not metrics:
+        return NO_METRICS
+    skipped = [f"{name} ({'; '.join(m.evidence) or 'no reason given'})" for name, m in metrics.items() if not m.evaluated]
+    return "not evaluated: " + ", ".join(skipped)
 
 
 class TokenUsage(BaseModel):
@@ -72,6 +99,11 @@ class EvalResult(BaseModel):
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @property
+    def not_evaluated_reason(self) -> str | None:
+        """Why the case is ``not_evaluated`` (None for any other status)."""
+        return not_evaluated_reason(self.status, self.metrics)
+
     def all_trials(self) -> list[EvalResult]:
         return self.trials or [self]
 
@@ -108,13 +140,15 @@ def combine_trials(results: Sequence[EvalResult]) -> EvalResult:
 
 
 class EvalSummary(BaseModel):
-    """Counts by status (the seed's total/passed/failed/errors, plus terminated and skipped) and pass^k."""
+    """Counts by status (the seed's total/passed/failed/errors, plus terminated, not evaluated and skipped) and pass^k."""
 
     total: int = 0
     passed: int = 0
     failed: int = 0
     errors: int = 0
     terminated: int = 0
+    not_evaluated: int = 0
+    """Cases nothing checked (no metrics, or a metric that could not run): never passed."""
     skipped: int = 0
     """Cases not run because an earlier one failed (stop_on_first_failure)."""
     pass_hat_k: float | None = None
@@ -144,6 +178,7 @@ def summarize(results: Sequence[EvalResult], *, skipped: int = 0) -> EvalSummary
         failed=sum(r.status == "failed" for r in results),
         errors=sum(r.status == "error" for r in results),
         terminated=sum(r.status == "terminated" for r in results),
+        not_evaluated=sum(r.status == "not_evaluated" for r in results),
         skipped=skipped,
         pass_hat_k=sum(r.pass_hat(k) for r in results) / len(results) if results else None,
         k=k,

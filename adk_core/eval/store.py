@@ -29,7 +29,7 @@ from ..runtime import wall_clock
 from ..sql import SqlStore, dumps, jsonb, store_errors
 from ..sql.schema import eval_cases, eval_runs, eval_trials
 from .metrics.base import MetricResult
-from .results import EvalError, EvalResult, EvalSummary, SessionRef, TokenUsage
+from .results import EvalError, EvalResult, EvalSummary, SessionRef, TokenUsage, not_evaluated_reason
 
 RunMode = Literal["durable", "in_process"]
 
@@ -58,6 +58,11 @@ class TrialRecord(BaseModel):
     duration_ms: float = 0.0
     token_usage: TokenUsage | None = None
     session: SessionRef | None = None
+
+    @property
+    def not_evaluated_reason(self) -> str | None:
+        """Why the trial is ``not_evaluated`` (None for any other status)."""
+        return not_evaluated_reason(self.status, self.metrics)
 
     @classmethod
     def from_result(cls, result: EvalResult) -> TrialRecord:

@@ -1,6 +1,6 @@
 """`adkt eval run|list|show|compare`: run eval suites in-process or durably, and read their results.
 
-    adkt eval run examples.eval_chest_pain                 in this process (exit code 1 if a case fails)
+    adkt eval run examples.eval_chest_pain                 in this process (exit code 1 unless every case passed)
     adkt eval run examples.eval_chest_pain:cases --durable --trials 3 --parallel 4
     adkt eval list | show RUN [--case NAME] | compare RUN_A RUN_B
 
@@ -32,12 +32,13 @@ from adkt.commands._render import err, out, print_event, short_json, timestamp
 from adkt.settings import Settings
 
 if TYPE_CHECKING:
-    from adk_core.eval import EvalCase, EvalResult, EvalSuiteResult
+    from adk_core.eval import EvalCase, EvalResult, EvalSuiteResult, MetricResult
     from adk_core.eval.store import EvalResultStore
 
 evals = typer.Typer(help="Run eval suites and inspect their stored results.", no_args_is_help=True)
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="results database (default: ADK_DATABASE_URL, then `adkt dev`)")]
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "terminated": "yellow", "running": "cyan"}
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "terminated": "yellow", "not_evaluated": "magenta",
+                "running": "cyan"}
 
 
 def _styled(status: str | None) -> str:
@@ -56,7 +57,7 @@ def run(
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (with --durable)")] = None,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Run every case of TARGET and print a results table; exit code 1 when a case did not pass."""
+    """Run every case of TARGET and print a results table; exit code 1 when a case did not pass (failed, error, terminated or not evaluated)."""
     run_id = run_id or f"r-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     options: dict[str, Any] = dict(
         trials=trials, parallel=parallel, run_id=run_id, stop=stop_on_first_failure, database_url=database_url
@@ -211,10 +212,17 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
 
 
 # --- rendering ------------------------------------------------------------------------------------
+def _mark(m: MetricResult) -> str:
+    """✓ passed, ✗ failed, ? could not be evaluated."""
+    return "✓" if m.passed else "✗" if m.evaluated else "?"
+
+
 def _notes(result: EvalResult) -> str:
     if result.error is not None:
         return f"{result.error.phase} error: {result.error.message.splitlines()[0][:100]}"
-    failing = [name for name, m in result.metrics.items() if not m.passed]
+    if result.not_evaluated_reason:
+        return result.not_evaluated_reason
+    failing = [name for name, m in result.metrics.items() if not m.passed and m.evaluated]
     parts = [f"failed: {', '.join(failing)}"] if failing else []
     if result.termination_reason:
         parts.append(f"stopped by {result.termination_reason}")
@@ -233,7 +241,7 @@ def _print_results(suite: EvalSuiteResult, run_id: str) -> None:
     out.print(table)
     s = suite.summary
     out.print(f"{s.total} cases: [green]{s.passed} passed[/], {s.failed} failed, {s.errors} errors, {s.terminated} "
-              f"terminated, {s.skipped} skipped · pass^{s.k} {s.pass_hat_k if s.pass_hat_k is not None else 0:.2f} · "
+              f"terminated, {s.not_evaluated} not evaluated, {s.skipped} skipped · pass^{s.k} {s.pass_hat_k if s.pass_hat_k is not None else 0:.2f} · "
               f"{suite.duration_ms / 1000:.1f} s")  # fmt: skip
 
 
@@ -310,8 +318,9 @@ async def _show(run_id: str, case: str | None, database_url: str | None) -> None
         names = list(dict.fromkeys(t.case_name for t in detail.trials))
         for name in names:
             for t in detail.trials_of(name):
-                metrics = " ".join(f"{'✓' if m.passed else '✗'}{k}" for k, m in t.metrics.items())
-                notes = f"{t.error.phase} error: {t.error.message.splitlines()[0][:100]}" if t.error else (t.termination_reason or "")
+                metrics = " ".join(f"{_mark(m)}{k}" for k, m in t.metrics.items())
+                notes = (f"{t.error.phase} error: {t.error.message.splitlines()[0][:100]}" if t.error
+                         else t.not_evaluated_reason or t.termination_reason or "")  # fmt: skip
                 table.add_row(escape(name), _styled(case_status(detail, name)), str(t.trial), str(t.turns),
                               f"{t.duration_ms:.0f}", escape(metrics), escape(notes))  # fmt: skip
         out.print(table)
@@ -325,7 +334,7 @@ async def _show(run_id: str, case: str | None, database_url: str | None) -> None
             out.print(f"\n[bold]{case}[/] trial {t.trial}: {_styled(t.status)}")
             for name, m in t.metrics.items():
                 evidence = escape(m.evidence[0]) if m.evidence else ""
-                out.print(f"  {'✓' if m.passed else '✗'} {escape(name)} score={m.score} value={escape(short_json(m.value, 80))} {evidence}")
+                out.print(f"  {_mark(m)} {escape(name)} score={m.score} value={escape(short_json(m.value, 80))} {evidence}")
             if t.error:
                 out.print(f"  [red]{t.error.phase} error ({t.error.error_type}):[/] {escape(t.error.message)}")
             ref = t.session

@@ -5,6 +5,7 @@
     / bad_then_fixed    `adkt eval compare` (in-process: one worker must not serve two cases of one name)
     failing             one case whose metric fails, for the CLI's exit code
     stops               a failing case then a passing one, for stop_on_first_failure
+    unchecked           a passing case and one without metrics: not evaluated, so the run fails
 
 Every model here is a function of the request (a retry or replay answers the same).
 """
@@ -90,3 +91,13 @@ failing = _cases(expected_sum=4, greeting="hello", prefix="failing-")[1:]
 """``failing-sums`` fails (durable in the CLI test: a name of its own, the worker serves ``good`` too)."""
 stops = _cases(expected_sum=3, greeting="goodbye", prefix="stop-")
 """``stop-greets`` fails first (a durable run: names of their own, so one worker can serve them)."""
+
+unchecked = [
+    *_cases(expected_sum=3, greeting="hello", prefix="unchecked-")[:1],
+    EvalCase(
+        "unchecked-no-metrics",
+        app_or_agent=LlmAgent(name="greeter", model=ScriptedModel(lambda r: text_response("hello there"), name="hi")),
+        first_message="hi",
+    ),
+]
+"""``unchecked-greets`` passes; ``unchecked-no-metrics`` checks nothing, so it is not evaluated."""

@@ -68,6 +68,26 @@ async def test_run_list_show_compare_in_process(database_url: str) -> None:
     assert missing.exit_code == 1 and "no eval run 'no-such-run'" in missing.stderr
 
 
+async def test_a_case_nothing_checks_is_not_evaluated_and_fails_the_run(database_url: str) -> None:
+    await migrate(database_url)
+    run_id = _id()
+    ran = await invoke("eval", "run", "tests.integration.eval_apps:unchecked", "--run-id", run_id,
+                       "--database-url", database_url)
+    assert ran.exit_code == 1, ran.output  # a case nobody checked did not pass
+    assert "not_evaluated" in ran.stdout and "the case has no metrics" in ran.stdout
+    assert "1 passed" in ran.stdout and "1 not evaluated" in ran.stdout
+    store = EvalResultStore(database_url)
+    try:
+        detail = await store.get_run(run_id)
+    finally:
+        await store.close()
+    assert detail is not None and detail.run.status == "failed"
+    assert detail.run.summary is not None and detail.run.summary.not_evaluated == 1
+    assert {c.case_name: c.status for c in detail.cases} == {"unchecked-greets": "passed", "unchecked-no-metrics": "not_evaluated"}
+    shown = await invoke("eval", "show", run_id, "--database-url", database_url)
+    assert shown.exit_code == 0 and "not_evaluated" in shown.stdout and "the case has no metrics" in shown.stdout
+
+
 async def test_run_durable_on_a_configured_stack(durable_stack: DurableStack) -> None:
     run_id = _id()
     ran = await invoke(

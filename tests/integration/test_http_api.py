@@ -27,6 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core import App, Content, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
 from adk_core.errors import ModelError
+from adk_core.eval.metrics import MetricResult
 from adk_core.eval.results import EvalSummary
 from adk_core.eval.store import CaseRecord, EvalResultStore, RunRecord, TrialRecord
 from adk_core.models import text_response
@@ -286,7 +287,7 @@ async def test_bad_input_is_4xx_with_a_fix(api: Api) -> None:
     message = _error(await http.post("/api/v1/apps/nope/users/u/sessions", json={}), 404, "NotFoundError")
     assert api.teller in message and "--app" in message
     path = api.session(api.teller, "u", "s", "/messages")
-    message = _error(await http.post(path, content=b"{not json"), 400, "InvalidJson")
+    message = _error(await http.post(path, content=b"{not json", headers={"Content-Type": "application/json"}), 400, "InvalidJson")
     _error(await http.post(path, json={"text": "a", "content": {"parts": [{"text": "b"}]}}), 422, "ValidationError")
     message = _error(await http.post(path, json={"txt": "hi"}), 422, "ValidationError")
     assert "txt" in message and "text" in message
@@ -306,9 +307,13 @@ async def test_eval_runs_are_readable(api: Api, durable_stack: DurableStack) -> 
     try:
         await store.start_run(RunRecord(run_id=run_id, suite="tests.suite:cases", mode="in_process", start_time=time.time()))
         await store.record_trial(run_id, TrialRecord(case_name="refund", trial=0, status="passed", turns=2))
+        unchecked = MetricResult(False, evaluated=False, evidence=["google-adk criterion 'safety_v1' is not supported"])
+        await store.record_trial(run_id, TrialRecord(case_name="tone", trial=0, status="not_evaluated",
+                                                     metrics={"safety_v1": unchecked}))  # fmt: skip
         await store.finish_run(
-            run_id, status="completed", summary=EvalSummary(total=1, passed=1),
-            cases=[CaseRecord(case_name="refund", status="passed", passed_trials=1)],
+            run_id, status="completed", summary=EvalSummary(total=2, passed=1, not_evaluated=1),
+            cases=[CaseRecord(case_name="refund", status="passed", passed_trials=1),
+                   CaseRecord(case_name="tone", status="not_evaluated")],
         )  # fmt: skip
     finally:
         await store.close()
@@ -316,8 +321,10 @@ async def test_eval_runs_are_readable(api: Api, durable_stack: DurableStack) -> 
     assert run_id in [r["run_id"] for r in runs]
     detail = (await api.http.get(f"/api/v1/evals/runs/{run_id}")).json()
     assert detail["run"]["status"] == "completed"
-    assert [(t["case_name"], t["status"]) for t in detail["trials"]] == [("refund", "passed")]
-    assert [(c["case_name"], c["passed_trials"]) for c in detail["cases"]] == [("refund", 1)]
+    assert [(t["case_name"], t["status"]) for t in detail["trials"]] == [("refund", "passed"), ("tone", "not_evaluated")]
+    assert detail["trials"][1]["metrics"]["safety_v1"]["evaluated"] is False
+    assert detail["run"]["summary"]["not_evaluated"] == 1
+    assert [(c["case_name"], c["status"]) for c in detail["cases"]] == [("refund", "passed"), ("tone", "not_evaluated")]
     _error(await api.http.get("/api/v1/evals/runs/nope"), 404, "NotFoundError")
 
 

@@ -1,6 +1,15 @@
 """Metrics: decoupled from execution, they read only the final trace (events + state)."""
 
-from .base import FunctionMetric, Metric, MetricContext, MetricResult, evaluate_metrics, metric
+from .base import (
+    FunctionMetric,
+    Metric,
+    MetricContext,
+    MetricResult,
+    UnsupportedMetric,
+    evaluate_metrics,
+    metric,
+    unsupported_metric,
+)
 from .events import event_count_metric
 from .judge import llm_judge, parse_verdict
 from .response import response_match, rouge1
@@ -21,4 +30,6 @@ __all__ = [
     "rouge1",
     "state_metric",
     "tool_trajectory",
+    "UnsupportedMetric",
+    "unsupported_metric",
 ]

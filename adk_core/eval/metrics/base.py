@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ..._callables import call_maybe_async
 from ...agents.llm_agent import LlmAgent
@@ -23,18 +23,28 @@ class MetricResult(BaseModel):
         score: a number in [0, 1] where the metric has one (ROUGE-1 F1, trajectory match, judge vote share).
         value: what was measured (a state value, a count); JSON.
         evidence: short human-readable reasons.
+        evaluated: False when the metric could not check the trace at all (a criterion nothing here
+            can run, a comparison without its reference); such a result never passes, and its case is
+            ``not_evaluated`` unless another metric failed. ``evidence`` says why.
     """
 
     passed: bool
     score: float | None = None
     value: Any = None
     evidence: list[str] = Field(default_factory=list)
+    evaluated: bool = True
 
     def __init__(
         self, passed: bool, score: float | None = None, value: Any = None, evidence: list[str] | None = None, **data: Any
     ) -> None:
         # Positional like the seed's shape (MetricResult(True, 0.9)); pydantic models are keyword-only.
         super().__init__(passed=passed, score=score, value=value, evidence=evidence or [], **data)
+
+    @model_validator(mode="after")
+    def _not_evaluated_never_passes(self) -> MetricResult:
+        if self.passed and not self.evaluated:
+            raise ValueError("a metric result that was not evaluated cannot pass; return passed=False with evaluated=False")
+        return self
 
 
 JudgeRun = Callable[[LlmAgent, Content], Awaitable[list[Event]]]
@@ -74,6 +84,23 @@ class FunctionMetric:
     async def evaluate(self, trace: Trace, ctx: MetricContext) -> MetricResult:
         result = await call_maybe_async(lambda: self.fn(trace))
         return result if isinstance(result, MetricResult) else MetricResult(passed=bool(result))
+
+
+@dataclass(frozen=True)
+class UnsupportedMetric:
+    """A metric asked for (by an imported eval set, say) that cannot run here: it reports itself as not
+    evaluated, so its case is never counted as passed."""
+
+    name: str
+    reason: str
+
+    def evaluate(self, trace: Trace, ctx: MetricContext) -> MetricResult:
+        return MetricResult(passed=False, evaluated=False, evidence=[self.reason])
+
+
+def unsupported_metric(name: str, reason: str) -> UnsupportedMetric:
+    """A metric named ``name`` that is always "not evaluated", with ``reason`` as its evidence."""
+    return UnsupportedMetric(name, reason)
 
 
 def metric(name: str, fn: Callable[[Trace], Any]) -> FunctionMetric:

@@ -266,7 +266,8 @@ async function streamTurn(ctx, message, status, send) {
 
 // --- eval runs (read-only) -----------------------------------------------------------------------
 function statusBadge(status) {
-  const kind = { passed: "done", completed: "done", running: "pending", failed: "failed", error: "failed", errors: "failed" }[status] || "";
+  const kind = { passed: "done", completed: "done", running: "pending", failed: "failed", error: "failed", errors: "failed",
+    not_evaluated: "not-evaluated" }[status] || "";
   return h("span", { class: `badge ${kind}` }, status);
 }
 
@@ -287,12 +288,23 @@ async function renderEvals() {
 function summaryText(summary) {
   if (!summary) return "—";
   const k = summary.pass_hat_k === null || summary.pass_hat_k === undefined ? "" : ` · pass^${summary.k} ${summary.pass_hat_k.toFixed(2)}`;
-  return `${summary.passed} passed, ${summary.failed} failed, ${summary.errors} errors of ${summary.total}${k}`;
+  const unchecked = summary.not_evaluated ? `, ${summary.not_evaluated} not evaluated` : "";
+  return `${summary.passed} passed, ${summary.failed} failed, ${summary.errors} errors${unchecked} of ${summary.total}${k}`;
 }
 
 function metricsView(metrics) {
-  return Object.entries(metrics || {}).map(([name, m]) => h("div", {}, h("span", { class: m.passed ? "pass" : "fail" }, m.passed ? "✓ " : "✗ "), name,
+  const mark = (m) => (m.passed ? ["pass", "✓ "] : m.evaluated === false ? ["unchecked", "? "] : ["fail", "✗ "]);
+  return Object.entries(metrics || {}).map(([name, m]) => h("div", { title: m.evaluated === false ? (m.evidence || []).join("; ") : "" },
+    h("span", { class: mark(m)[0] }, mark(m)[1]), name,
     m.score !== null && m.score !== undefined ? h("span", { class: "muted" }, ` ${Number(m.score).toFixed(2)}`) : null));
+}
+
+// Mirrors adk_core.eval.results.not_evaluated_reason: why nothing checked this trial.
+function notEvaluatedReason(t) {
+  if (t.status !== "not_evaluated") return "";
+  const skipped = Object.entries(t.metrics || {}).filter(([, m]) => m.evaluated === false);
+  if (!Object.keys(t.metrics || {}).length) return "not evaluated: the case has no metrics";
+  return "not evaluated: " + skipped.map(([name, m]) => `${name} (${(m.evidence || []).join("; ")})`).join(", ");
 }
 
 async function renderRun(runId) {
@@ -315,7 +327,7 @@ async function renderRun(runId) {
     h("h2", {}, `Trials (${trials.length})`),
     h("table", { "data-testid": "trials" }, h("tr", {}, ["case", "trial", "status", "metrics", "turns", "session", "error"].map((c) => h("th", {}, c))),
       trials.map((t) => h("tr", {}, h("td", {}, t.case_name), h("td", {}, t.trial), h("td", {}, statusBadge(t.status)), h("td", {}, metricsView(t.metrics)),
-        h("td", {}, t.turns), h("td", {}, sessionLink(t.session)), h("td", {}, t.error ? `${t.error.phase}: ${t.error.message}` : t.termination_reason || "")))));
+        h("td", {}, t.turns), h("td", {}, sessionLink(t.session)), h("td", {}, t.error ? `${t.error.phase}: ${t.error.message}` : notEvaluatedReason(t) || t.termination_reason || "")))));
 }
 
 // --- routing -------------------------------------------------------------------------------------

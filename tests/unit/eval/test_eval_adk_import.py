@@ -3,6 +3,7 @@ formats) imported as EvalCases and run with tool_trajectory and response_match."
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -54,12 +55,16 @@ async def test_an_evalset_file_is_imported_and_passes_with_recorded_tool_respons
     assert first.initial_state == {"user": {"units": "celsius"}}
     assert [m.name for m in first.metrics] == ["tool_trajectory_avg_score", "response_match_score"]
     result = await run_eval_suite(cases)
-    assert result.passed, [(r.name, r.status, r.error, r.metrics) for r in result.results]
+    paris, greeting, trip = result.results
+    assert paris.passed and greeting.passed, [(r.name, r.status, r.error, r.metrics) for r in result.results[:2]]
+    # The scenario case ran with a simulated user, but google-adk's default criteria compare against an
+    # expected conversation it does not have: not evaluated (never passed), and the suite does not pass.
+    assert trip.status == "not_evaluated" and not result.passed
+    assert set(trip.metrics) == {"tool_trajectory_avg_score", "response_match_score"}
+    assert "needs an expected conversation" in trip.metrics["tool_trajectory_avg_score"].evidence[0]
     assert called == []  # get_weather replayed the recorded responses; the real tool never ran
-    paris = result.results[0]
     assert paris.turns == 2 and paris.metrics["tool_trajectory_avg_score"].value == [1.0, 1.0]
     assert paris.metrics["response_match_score"].score == 1.0
-    trip = result.results[2]
     assert [e.text for e in trip.events if e.author == "user"] == ["I am planning a trip.", "What is the weather in Paris?"]
 
 
@@ -96,3 +101,71 @@ def test_a_scenario_needs_a_model_and_bad_files_are_refused(tmp_path: Path) -> N
         load_adk_eval_set(bad, weather_agent())
     assert re.fullmatch(r"weather_set/\w+", load_adk_eval_set(
         DATA / "weather.evalset.json", weather_agent(), user_simulator_model="gpt-4o")[0].name)
+
+
+def _one_turn_set(tmp_path: Path, expected_calls: list[dict[str, Any]], criteria: dict[str, Any]) -> tuple[Path, Path]:
+    evalset = tmp_path / "one.evalset.json"
+    evalset.write_text(json.dumps({"eval_set_id": "one", "eval_cases": [{"eval_id": "paris", "conversation": [{
+        "user_content": {"parts": [{"text": "What is the weather in Paris?"}]},
+        "final_response": {"parts": [{"text": "It is sunny in Paris, 21 degrees."}]},
+        "intermediate_data": {"tool_uses": expected_calls},
+    }]}]}))
+    config = tmp_path / "test_config.json"
+    config.write_text(json.dumps({"criteria": criteria}))
+    return evalset, config
+
+
+async def test_every_criterion_is_kept_and_one_that_cannot_run_marks_the_case_not_evaluated(tmp_path: Path) -> None:
+    evalset, config = _one_turn_set(tmp_path, [{"name": "get_weather", "args": {"city": "Paris"}}], {
+        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.5, "team_tone_check_v3": {"threshold": 0.9},
+    })
+    (case,) = load_adk_eval_set(evalset, weather_agent(), config_path=config, tool_mocks=passthrough(get_weather))
+    assert [m.name for m in case.metrics] == ["tool_trajectory_avg_score", "response_match_score", "team_tone_check_v3"]
+    result = (await run_eval_suite([case])).results[0]
+    assert result.metrics["tool_trajectory_avg_score"].passed and result.metrics["response_match_score"].passed
+    assert result.status == "not_evaluated"
+    assert not result.metrics["team_tone_check_v3"].evaluated
+    assert "team_tone_check_v3" in (result.not_evaluated_reason or "")
+    assert "not supported" in result.metrics["team_tone_check_v3"].evidence[0]
+
+
+@pytest.mark.parametrize(
+    ("match_type", "expected_calls", "google_adk_score"),
+    [
+        # Partial credit would give 0.5 here and pass a 0.5 threshold; google-adk scores the invocation 0.
+        ("IN_ORDER", [{"name": "get_weather", "args": {"city": "Paris"}}, {"name": "get_weather", "args": {"city": "Rome"}}], 0.0),
+        ("ANY_ORDER", [{"name": "get_weather", "args": {"city": "Paris"}}, {"name": "get_weather", "args": {"city": "Oslo"}}], 0.0),
+        ("EXACT", [{"name": "get_weather", "args": {"city": "Paris"}}, {"name": "get_weather", "args": {"city": "Paris"}}], 0.0),
+        ("IN_ORDER", [{"name": "get_weather", "args": {"city": "Paris"}}], 1.0),
+    ],
+)
+async def test_imported_trajectory_criteria_keep_google_adks_all_or_nothing_scores(
+    tmp_path: Path, match_type: str, expected_calls: list[dict[str, Any]], google_adk_score: float
+) -> None:
+    evalset, config = _one_turn_set(tmp_path, expected_calls, {
+        "tool_trajectory_avg_score": {"threshold": 0.5, "match_type": match_type}})
+    (case,) = load_adk_eval_set(evalset, weather_agent(), config_path=config, tool_mocks=passthrough(get_weather))
+    result = (await run_eval_suite([case])).results[0]
+    assert result.metrics["tool_trajectory_avg_score"].score == google_adk_score
+    assert result.status == ("passed" if google_adk_score >= 0.5 else "failed")
+
+
+async def test_ignore_args_compares_names_only(tmp_path: Path) -> None:
+    evalset, config = _one_turn_set(tmp_path, [{"name": "get_weather", "args": {"city": "Oslo"}}], {
+        "tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "EXACT", "ignore_args": True}})
+    (case,) = load_adk_eval_set(evalset, weather_agent(), config_path=config, tool_mocks=passthrough(get_weather))
+    assert (await run_eval_suite([case])).results[0].metrics["tool_trajectory_avg_score"].score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("criterion", "message"),
+    [
+        ({"threshold": 1.0, "match_type": "FUZZY"}, "match_type must be one of EXACT, IN_ORDER, ANY_ORDER"),
+        ({"threshold": "high"}, "threshold must be a number from 0 to 1"),
+        (1.5, "threshold must be a number from 0 to 1"),
+    ],
+)
+def test_a_bad_criterion_is_refused_with_how_to_fix_it(tmp_path: Path, criterion: Any, message: str) -> None:
+    evalset, config = _one_turn_set(tmp_path, [], {"tool_trajectory_avg_score": criterion})
+    with pytest.raises(ConfigurationError, match=message):
+        load_adk_eval_set(evalset, weather_agent(), config_path=config, tool_mocks=passthrough(get_weather))

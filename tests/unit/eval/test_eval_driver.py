@@ -90,9 +90,10 @@ async def test_max_duration_terminates_by_the_runtimes_clock() -> None:
     assert all(e.id.startswith("id-") for e in result.events)  # ids and timestamps come from the runtime
 
 
-async def test_a_system_that_just_answers_completes_and_passes_without_metrics() -> None:
+async def test_a_system_that_just_answers_completes_but_without_metrics_is_not_evaluated() -> None:
     result = await run_eval(EvalCase("simple", app_or_agent=agent(lambda r: text_response("hi")), first_message="x"))
-    assert (result.status, result.turns, result.termination_reason, result.metrics) == ("passed", 1, None, {})
+    assert (result.status, result.turns, result.termination_reason, result.metrics) == ("not_evaluated", 1, None, {})
+    assert result.error is None and not result.passed
     assert result.session is not None and result.session.app_name == "eval:simple"
 
 

@@ -77,7 +77,7 @@ async def test_a_mock_replaces_the_tool_and_sees_a_limited_context() -> None:
     case = EvalCase("mocked", app_or_agent=_searching_agent(), first_message="find headaches",
                     tool_mocks={"search_requests": ToolMock(execute=execute)})
     result = await run_eval(case)
-    assert result.status == "passed", result.error
+    assert result.status == "not_evaluated", result.error
     assert sent == []
     (ctx,) = seen
     assert ctx.tool_name == "search_requests" and ctx.call_id and ctx.invocation_id == result.events[0].invocation_id
@@ -96,18 +96,18 @@ async def test_a_mock_may_take_the_args_alone_or_be_async() -> None:
     for mock in (ToolMock(execute=lambda args: {"results": ["one arg"]}), ToolMock(execute=execute)):
         case = EvalCase("one-arg", app_or_agent=_searching_agent(), first_message="x", tool_mocks={"search_requests": mock})
         result = await run_eval(case)
-        assert result.status == "passed", result.error
+        assert result.status == "not_evaluated", result.error
 
 
 async def test_passing_the_real_tool_runs_it() -> None:
     sent.clear()
     by_function = EvalCase("fn", app_or_agent=_searching_agent(), first_message="x",
                            tool_mocks=passthrough(search_requests))
-    assert (await run_eval(by_function)).status == "passed"
+    assert (await run_eval(by_function)).status == "not_evaluated"
     system = _searching_agent()
     by_object = EvalCase("obj", app_or_agent=system, first_message="x",
                          tool_mocks={"search_requests": system.tools[0]})  # type: ignore[dict-item]
-    assert (await run_eval(by_object)).status == "passed"
+    assert (await run_eval(by_object)).status == "not_evaluated"
     assert sent == [{"query": "headache", "limit": 10}] * 2
 
 
@@ -170,7 +170,7 @@ async def test_framework_tools_need_no_mock() -> None:
     front = agent(lambda r: function_call_response("transfer_to_agent", {"agent_name": "helper"}), name="front",
                   sub_agents=[helper])
     result = await run_eval(EvalCase("transfer", app_or_agent=front, first_message="hi"))
-    assert result.status == "passed", result.error
+    assert result.status == "not_evaluated", result.error
     assert result.events[-1].text == "helper here"
 
 
@@ -186,7 +186,7 @@ async def test_toolset_tools_are_intercepted() -> None:
     assert blocked.status == "error" and "search_requests" in blocked.error.message  # type: ignore[union-attr]
     mocked = await run_eval(EvalCase("toolset-mocked", app_or_agent=system, first_message="x",
                                      tool_mocks={"search_requests": ToolMock(execute=lambda a: {"results": []})}))
-    assert mocked.status == "passed", mocked.error
+    assert mocked.status == "not_evaluated", mocked.error
 
 
 async def test_a_mocked_tool_that_needs_confirmation_still_asks_and_honours_the_answer() -> None:
@@ -214,7 +214,7 @@ async def test_a_mocked_tool_that_needs_confirmation_still_asks_and_honours_the_
             user_agents=UserAgents(tools={"adk_request_confirmation": approver}),
         )
         result = await run_eval(case)
-        assert result.status == "passed", result.error
+        assert result.status == "not_evaluated", result.error
         assert transfers == ([{"amount": 5}] if confirmed else [])
         asked = [c for e in result.events for c in e.function_calls() if c.name == "adk_request_confirmation"]
         assert len(asked) == 1
@@ -231,7 +231,7 @@ async def test_parallel_mocked_calls_each_get_their_own_call_id() -> None:
     system = agent(script, tools=[search_requests])
     result = await run_eval(EvalCase("parallel", app_or_agent=system, first_message="x", tool_mocks={
         "search_requests": ToolMock(execute=lambda args, ctx: ids.append(ctx.call_id) or {"q": args["query"]})}))
-    assert result.status == "passed" and len(set(ids)) == 2
+    assert result.status == "not_evaluated" and len(set(ids)) == 2
 
 
 def test_an_evaluated_app_keeps_its_compaction() -> None:

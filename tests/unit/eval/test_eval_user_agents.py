@@ -81,7 +81,7 @@ async def test_tool_yields_are_answered_and_the_default_prompt_names_the_tool() 
                     user_agents=UserAgents(tools={"ask": patient}))
     host = LocalCaseHost(case)
     result = await drive_case(case, host)
-    assert result.status == "passed" and result.turns == 3
+    assert result.status == "not_evaluated" and result.turns == 3
     assert result.events[-1].text == "thanks, done: ['30 minutes', 'my left arm']"
     prompts = [e.text for e in (await host.user_session()).events if e.author == "user"]
     assert prompts == ['Tool: ask\nArgs: {"question": "How long?"}', 'Tool: ask\nArgs: {"question": "Where?"}']
@@ -102,7 +102,7 @@ async def test_user_agents_share_one_session_isolated_from_the_main_one() -> Non
                     user_agents=UserAgents(loop=loop, tools={"ask": answerer}))
     host = LocalCaseHost(case)
     result = await drive_case(case, host)
-    assert result.status == "passed", result.error
+    assert result.status == "not_evaluated", result.error
     users = await host.user_session()
     assert {e.author for e in users.events} == {"user", "chatty", "answerer"}  # both agents, one session
     assert "secret" not in users.state  # the main session's state is not theirs
@@ -130,7 +130,7 @@ async def test_several_pending_tool_yields_are_answered_concurrently() -> None:
     case = EvalCase("parallel", app_or_agent=system, first_message="go",
                     user_agents=UserAgents(tools={"ask": Waiting(name="one"), "request_approval": Waiting(name="two")}))
     result = await run_eval(case)
-    assert result.status == "passed", result.error
+    assert result.status == "not_evaluated", result.error
     answer = next(e for e in result.events if e.author == "user" and e.function_responses())
     assert [(r.name, r.response) for r in answer.function_responses()] == [
         ("ask", {"result": "one answers"}), ("request_approval", {"result": "two answers"})]
@@ -141,7 +141,7 @@ async def test_the_loop_agent_answers_turn_ends_and_ends_the_conversation() -> N
     case = EvalCase("loop", app_or_agent=system, first_message="one",
                     user_agents=UserAgents(loop=scripted_user("human", ["two", "three"])))
     result = await run_eval(case)
-    assert result.status == "passed" and result.turns == 3 and result.termination_reason is None
+    assert result.status == "not_evaluated" and result.turns == 3 and result.termination_reason is None
     assert [e.text for e in result.events if e.author == "user"] == ["one", "two", "three"]
 
 
@@ -151,7 +151,7 @@ async def test_without_first_message_the_loop_agent_opens() -> None:
     host_case = EvalCase("opens", app_or_agent=system, user_agents=UserAgents(loop=opener))
     host = LocalCaseHost(host_case)
     result = await drive_case(host_case, host)
-    assert result.status == "passed" and result.events[0].text == "I need help"
+    assert result.status == "not_evaluated" and result.events[0].text == "I need help"
     first_prompt = (await host.user_session()).events[0].text
     assert "not started" in first_prompt
 
@@ -181,7 +181,7 @@ async def test_a_simulated_user_plays_a_persona_through_a_plan() -> None:
     system = agent(lambda r: text_response("What can I do for you?"))
     result = await run_eval(EvalCase("simulated", app_or_agent=system, first_message="hi",
                                      user_agents=UserAgents(loop=user)))
-    assert result.status == "passed" and result.turns == 2
+    assert result.status == "not_evaluated" and result.turns == 2
     assert "Ann, 40, impatient." in seen[0] and "Book a table for two; then stop." in seen[0] and END_CONVERSATION in seen[0]
 
 
@@ -228,7 +228,7 @@ async def test_a_custom_bridge_shapes_prompts_and_responses() -> None:
                     bridge=Bridge(format_prompt=format_prompt, format_response=format_response))
     host = LocalCaseHost(case)
     result = await drive_case(case, host)
-    assert result.status == "passed"
+    assert result.status == "not_evaluated"
     assert (await host.user_session()).events[0].text == "Q: How long? (state ['k'])"
     answer = next(e for e in result.events if e.author == "user" and e.function_responses())
     assert answer.function_responses()[0].response == {"answer": "TEN MINUTES", "asked_by": "ask"}
