@@ -13,6 +13,7 @@
     adkt sim                        the agent simulator: a person answers model requests in a browser
     adkt web [--app pkg.mod:app]    the dev chat page and HTTP API (`adkt api`: the API alone)
     adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
+    adkt replay H.json --app M:app  replay exported workflow histories against this code (docs/replay.md)
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
 """
@@ -30,8 +31,10 @@ import typer
 from adkt.commands.create import create
 from adkt.commands.deployment import deployment
 from adkt.commands.dev import dev
+from adkt.commands.encryption import codec_server, keygen
 from adkt.commands.eval import evals
 from adkt.commands.pending import pending, reply
+from adkt.commands.replay import replay
 from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
 from adkt.commands.sessions import sessions
@@ -85,9 +88,12 @@ app.command()(reply)
 app.command()(create)
 app.command()(worker)
 app.command()(migrate)
+app.command()(keygen)
+app.command("codec-server")(codec_server)
 app.command()(sim)
 app.command()(web)
 app.command()(api)
+app.command()(replay)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
 app.add_typer(deployment, name="deployment")

@@ -1,94 +1,106 @@
 """Replay checked-in histories (tests/replay/histories, recorded by tests/replay/record_histories.py)
 against today's workflow code: a change that would break running workflows fails here, offline.
 
-No server needed: the Replayer runs the workflow code against the recorded events.
+No server needed: the Replayer runs the workflow code against the recorded events, set up as a
+worker is (adk_temporal.replay). Every workflow type is covered, and so are the paths a running
+conversation can be in when a deploy lands: waiting on a confirmation or on a person in the
+simulator, mid continue-as-new, a long turn in its child, a streamed turn, a compaction.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
-from adk_core import App, LlmAgent, ScriptedModel
-from adk_core.errors import AdkError
-from adk_core.tools import FunctionTool
 from adk_core.tools.execution import ToolExecution
-from adk_temporal.activities import AppRegistry
-from adk_temporal.workflows.app_scope import AppsInterceptor
-from adk_temporal.workflows.converter import adk_data_converter
+from adk_temporal.replay import ReplayFailedError, load_history, replay_histories, replayer
 from adk_temporal.workflows.plugin import WORKFLOWS
-from adk_temporal.workflows.sandbox import sandbox_runner
-from examples import w1
+from tests.replay import apps as replay_apps
 from tests.replay import record_histories
 
-HISTORIES = sorted(record_histories.HISTORIES.glob("*.json"))
+HISTORIES = sorted([*record_histories.HISTORIES.glob("*.json"), *record_histories.HISTORIES.glob("*.json.gz")])
 INLINE = ToolExecution(mode="inline", start_to_close_timeout=timedelta(seconds=1))
 
 
-def _history(path: Path) -> WorkflowHistory:
-    return WorkflowHistory.from_json(record_histories.WORKFLOW_IDS.get(path.stem, path.stem), path.read_text())
+def _stem(path: Path) -> str:
+    return path.name.split(".json")[0]
 
 
-def _replayer(apps: list[App]) -> Replayer:
-    return Replayer(
-        workflows=WORKFLOWS,
-        interceptors=[AppsInterceptor(AppRegistry(apps))],
-        data_converter=adk_data_converter,
-        workflow_runner=sandbox_runner(),
-        workflow_failure_exception_types=[AdkError],
-    )
+def _type(path: Path) -> str:
+    raw = path.read_bytes()
+    data = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+    return data["events"][0]["workflowExecutionStartedEventAttributes"]["workflowType"]["name"]
 
 
-@pytest.fixture
-def recorded_apps() -> list[App]:
-    """The apps the histories were recorded with."""
-    return list(record_histories.apps())
+def test_every_workflow_type_and_scenario_is_recorded() -> None:
+    assert {_type(p) for p in HISTORIES} == {w.__temporal_workflow_definition.name for w in WORKFLOWS}  # type: ignore[attr-defined]
+    stems = {_stem(p).split(".")[0] for p in HISTORIES}
+    assert stems >= {*record_histories.SCENARIOS, "session_pending_confirmation", "simulator_answered"}
+    long_turn = {_stem(p) for p in HISTORIES if _stem(p).startswith("long_turn")}
+    assert "long_turn.1-AgentRunWorkflow.run2" in long_turn, "the long turn's child should have continued-as-new"
 
 
-def test_histories_are_checked_in() -> None:
-    assert {p.name for p in HISTORIES} >= {"agent_run_w1.json", "session_confirm.json"}
-
-
-def test_the_recorded_session_id_is_the_one_the_workflow_expects() -> None:
+def test_workflow_ids_are_read_from_the_histories() -> None:
     from adk_temporal.workflows import session_workflow_id
 
-    assert record_histories.WORKFLOW_IDS["session_confirm"] == session_workflow_id(
-        record_histories.CONFIRM_APP, record_histories.USER_ID, record_histories.CONFIRM_SESSION
-    )
+    pending = load_history(record_histories.HISTORIES / "session_pending_confirmation.json")
+    assert pending.workflow_id == session_workflow_id("replay_confirm", record_histories.USER_ID, "confirm-session")
+    assert load_history(record_histories.HISTORIES / "children.json").workflow_id == "replay-children"
 
 
-@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
-async def test_history_replays(path: Path, recorded_apps: list[App]) -> None:
-    result = await _replayer(recorded_apps).replay_workflow(_history(path), raise_on_replay_failure=True)
-    assert result.replay_failure is None
-
-
-def _w1_with_inline_add() -> App:
-    agent = LlmAgent(
-        name="assistant",
-        model=ScriptedModel(w1.w1_script, name="w1-scripted"),
-        instruction="You are a helpful assistant. Use the tools add and lookup when asked.",
-        tools=[FunctionTool(w1.add, execution=INLINE), w1.lookup],
-    )
-    return App(name=w1.app.name, root_agent=agent)
+@pytest.mark.parametrize("path", HISTORIES, ids=_stem)
+async def test_history_replays(path: Path) -> None:
+    [verdict] = await replay_histories([path], apps=replay_apps.apps())
+    assert verdict.ok and verdict.workflow_type == _type(path)
 
 
 @pytest.mark.parametrize(
     ("history", "changed_app"),
     [
-        ("agent_run_w1", _w1_with_inline_add),
-        ("session_confirm", lambda: record_histories.build_confirm_app(tool_execution=INLINE)),
+        ("agent_run_w1", lambda: replay_apps.w1_inline_add),
+        ("session_confirm", lambda: replay_apps.build_confirm_app(tool_execution=INLINE)),
+        ("session_pending_confirmation", lambda: replay_apps.build_confirm_app(tool_execution=INLINE)),
+        ("children", lambda: replay_apps.build_children_app(child_workflow=False)),
     ],
 )
-async def test_changed_app_fails_replay(history: str, changed_app, recorded_apps: list[App]) -> None:
-    """A tool moved from an activity into the workflow changes the commands: nondeterminism."""
+async def test_changed_app_fails_replay(history: str, changed_app) -> None:
+    """A tool moved from an activity into the workflow, or agents no longer run as child workflows:
+    the commands change, and replay says so."""
     changed = changed_app()
-    apps = [changed, *(app for app in recorded_apps if app.name != changed.name)]
+    apps = [changed, *(app for app in replay_apps.apps() if app.name != changed.name)]
     path = record_histories.HISTORIES / f"{history}.json"
     with pytest.raises(NondeterminismError, match="Nondeterminism error"):
-        await _replayer(apps).replay_workflow(_history(path), raise_on_replay_failure=True)
+        await replayer(apps).replay_workflow(load_history(path), raise_on_replay_failure=True)
+
+
+async def test_a_nondeterministic_framework_change_fails_replay_naming_the_workflow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A change in our own workflow code (tools as local activities by default) breaks every
+    history with a tool call; the error names each workflow and the core's reason."""
+    from adk_temporal.workflows import runtime
+
+    monkeypatch.setattr(runtime, "DEFAULT_TOOL_EXECUTION", ToolExecution(mode="local_activity"))
+    paths = [record_histories.HISTORIES / f"{name}.json" for name in ("agent_run_w1", "streamed_turn")]
+    with pytest.raises(ReplayFailedError) as caught:
+        await replay_histories(paths, apps=replay_apps.apps())
+    [failure] = caught.value.failures  # the streamed turn calls no tool: unaffected
+    assert failure.workflow_id == "replay-w1" and failure.workflow_type == "AgentRunWorkflow"
+    assert isinstance(failure.failure, NondeterminismError)
+    assert "[TMPRL1100] Nondeterminism error" in failure.reason
+    assert "workflow replay-w1 (AgentRunWorkflow)" in str(caught.value)
+
+
+async def test_a_callback_reading_the_clock_fails_replay() -> None:
+    """What adkt check catches before it ships (adkt/check): a callback that decides by the wall
+    clock decided otherwise when the history was recorded."""
+    [verdict] = await replay_histories(
+        [record_histories.HISTORIES / "agent_run_w1.json"], apps=[replay_apps.w1_clock_callback],
+        raise_on_failure=False,
+    )
+    assert not verdict.ok and isinstance(verdict.failure, NondeterminismError), verdict.reason
