@@ -28,18 +28,22 @@ from starlette.staticfiles import StaticFiles
 
 from adk_core.simulator import Decision, SimulatorError, SimulatorService, export_session
 
+from .security import WebAccess
+
 STATIC = Path(__file__).parent / "static"
 KEEPALIVE_SECONDS = 15.0
 
 
-def create_app(service: SimulatorService) -> Starlette:
+def create_app(service: SimulatorService, *, access: WebAccess | None = None) -> Starlette:
     """The simulator alone (``adkt sim``), its page at ``/``: ``service`` is its store and, for
-    durable runs, its ``deliver``. adkt/web/site.py serves it beside the dev page and API."""
+    durable runs, its ``deliver``. adkt/web/site.py serves it beside the dev page and API.
+    ``access`` (default: loopback only, no authentication) guards every route (adkt/web/security)."""
     routes, handlers = simulator_routes(service)
     page = page_route(STATIC / "index.html")
+    access = access or WebAccess.local()
     return Starlette(
         routes=[*routes, Route("/", page), Route("/sessions/{session_id}", page), static_files()],
-        exception_handlers=handlers,
+        exception_handlers=handlers, middleware=access.middleware(),
     )
 
 

@@ -18,6 +18,7 @@ from adk_core.simulator.sql import SqlSimulatorStore
 from .api.backend import ApiBackend
 from .app import create_app
 from .deliver import temporal_deliver
+from .security import WebAccess, web_access
 
 
 def durable_service(database_url: str, client: Client) -> SimulatorService:
@@ -27,14 +28,19 @@ def durable_service(database_url: str, client: Client) -> SimulatorService:
 
 def server(
     service: SimulatorService | None, *, host: str = "127.0.0.1", port: int = 8710, api: ApiBackend | None = None,
-    page: bool = True,
+    page: bool = True, access: WebAccess | None = None,
 ) -> uvicorn.Server:
     """A uvicorn server for the app; ``await server.serve()``. Open SSE streams end at shutdown.
     With ``api``, the dev page and HTTP API too (the simulator's page moves to /sim); without
-    ``service``, no simulator."""
+    ``service``, no simulator. ``access`` defaults to ``web_access(host)``: the loopback names and
+    ``host`` allowed, no authentication."""
     from .site import create_site
 
-    app = create_app(service) if api is None and service is not None else create_site(api, service, page=page)
+    access = access or web_access(host)
+    if api is None and service is not None:
+        app = create_app(service, access=access)
+    else:
+        app = create_site(api, service, page=page, access=access)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1, lifespan="off"
     )
@@ -62,11 +68,11 @@ def bind(host: str, port: int) -> socket.socket:
 @contextlib.asynccontextmanager
 async def serving(
     service: SimulatorService | None, *, host: str = "127.0.0.1", port: int = 8710, api: ApiBackend | None = None,
-    page: bool = True,
+    page: bool = True, access: WebAccess | None = None,
 ) -> AsyncIterator[str]:
     """Serve the app in the background for the duration of the context; yields its URL."""
     sock = bind(host, port)
-    web = server(service, host=host, port=port, api=api, page=page)
+    web = server(service, host=host, port=port, api=api, page=page, access=access)
     task = asyncio.create_task(web.serve(sockets=[sock]))
     try:
         while not web.started:

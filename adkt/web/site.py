@@ -21,12 +21,17 @@ from .api.backend import ApiBackend
 from .api.dispatch import METHODS, api_endpoint
 from .api.routes import PREFIX
 from .app import STATIC, page_route, simulator_routes, static_files
+from .security import WebAccess
 
 SIMULATOR_PAGE = "/sim"
 
 
-def create_site(api: ApiBackend | None = None, simulator: SimulatorService | None = None, *, page: bool = True) -> Starlette:
-    """The web app with the parts given. ``page=False`` serves the API without the chat page (`adkt api`)."""
+def create_site(
+    api: ApiBackend | None = None, simulator: SimulatorService | None = None, *, page: bool = True,
+    access: WebAccess | None = None,
+) -> Starlette:
+    """The web app with the parts given. ``page=False`` serves the API without the chat page (`adkt api`).
+    ``access`` (default: loopback only, no authentication) guards every route (adkt/web/security)."""
     routes: list[BaseRoute] = []
     handlers: dict = {}
     if simulator is not None:
@@ -38,7 +43,8 @@ def create_site(api: ApiBackend | None = None, simulator: SimulatorService | Non
         routes.append(Route(PREFIX + "/{rest:path}", api_endpoint(api), methods=METHODS))
         routes.append(Route("/", page_route(STATIC / "dev.html") if page else _api_index))
     routes.append(static_files())
-    return Starlette(routes=routes, exception_handlers=handlers)
+    access = access or WebAccess.local()
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=access.middleware())
 
 
 async def _api_index(request: Request) -> Response:

@@ -43,7 +43,7 @@ async def test_a_decision_for_a_run_with_no_worker_times_out_and_stays_pending(t
         assert view.head is not None and view.head.turn_id == turn_id  # still pending, nothing lost
 
         transport = httpx.ASGITransport(app=create_app(service))
-        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             answer = await http.post(f"/api/sessions/{request.session_id}/turns/{turn_id}/decision", json={"text": "x"})
         assert answer.status_code == 504
         assert answer.json()["error"] == "SimulatorDeliveryTimeoutError"

@@ -89,7 +89,7 @@ async def test_a_changed_agent_fails_the_replayed_case() -> None:
 async def test_the_api_exports_a_session() -> None:
     _, service, session_id = await _played_session()
     transport = httpx.ASGITransport(app=create_app(service))
-    async with httpx.AsyncClient(transport=transport, base_url="http://sim") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         answer = await http.get(f"/api/sessions/{session_id}/export")
         missing = await http.get("/api/sessions/3c9f0d7e-1d3b-4b8e-9d55-1f2a4c7b8e90/export")
     assert answer.status_code == 200

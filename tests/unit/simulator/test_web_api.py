@@ -25,7 +25,7 @@ async def test_api_end_to_end() -> None:
     agent = LlmAgent(name="weather", model=ScriptedModel([]), tools=[FunctionTool(get_weather)])
     runner = InMemoryRunner(app=App(name="api", root_agent=agent, plugins=[SimulatorPlugin(service=service)]))
     transport = httpx.ASGITransport(app=create_app(service))
-    async with httpx.AsyncClient(transport=transport, base_url="http://sim") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         assert (await http.get("/api/sessions")).json() == {"sessions": []}
         async with service.store.changes() as changes:
             run = asyncio.create_task(runner.run("Weather in Rome?"))
@@ -41,7 +41,7 @@ async def test_api_end_to_end() -> None:
         bad = await http.post(decide, json={"function_calls": [{"name": "get_weather", "args": {"days": "x"}}]})
         assert bad.status_code == 422 and bad.json()["error"] == "SimulatorInputError"
         assert "'city' is a required property" in bad.json()["message"] or "days" in bad.json()["message"]
-        assert (await http.post(decide, content=b"{nope")).status_code == 400
+        assert (await http.post(decide, content=b"{nope", headers={"Content-Type": "application/json"})).status_code == 400
         assert (await http.post(decide, json={"text": 3})).status_code == 422
         assert (await http.get("/api/sessions/3c9f0d7e-1d3b-4b8e-9d55-1f2a4c7b8e90")).status_code == 404
         other = f"/api/sessions/{session_id}/turns/3c9f0d7e-1d3b-4b8e-9d55-1f2a4c7b8e90/decision"
@@ -59,7 +59,7 @@ async def test_api_end_to_end() -> None:
         await http.post(f"/api/sessions/{session_id}/turns/{view['head']['turn_id']}/decision", json={"text": "Sunny."})
         events = await asyncio.wait_for(run, 5)
         assert events[-1].content.text == "Sunny."
-        assert (await http.post(f"/api/sessions/{session_id}/complete")).json() == {"status": "completed"}
+        assert (await http.post(f"/api/sessions/{session_id}/complete", json={})).json() == {"status": "completed"}
         assert (await http.get("/")).headers["content-type"].startswith("text/html")
         assert (await http.get("/static/app.js")).status_code == 200
 
