@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar, assert_never
@@ -25,11 +26,13 @@ from adk_core.errors import AdkError, ModelError, error_class_path, portable_arg
 from adk_core.flow.contents import contents_for_ref
 from adk_core.flow.functions import resumable_tail_start
 from adk_core.memory import MemoryService
-from adk_core.models.base import LlmRequest
+from adk_core.models.base import LlmRequest, LlmResponse
+from adk_core.models.pricing import COST_KEY, PriceTable
 from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.tools.base import BaseTool
+from adk_temporal.metrics import ActivityMetrics, activity_metrics
 
 from . import contracts as c
 from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache
@@ -130,6 +133,7 @@ class AdkActivities:
         artifact_service: ArtifactService | None = None,
         memory_service: MemoryService | None = None,
         apps: AppRegistry | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self.apps = apps if apps is not None else AppRegistry()
         """The apps this worker serves; AdkPlugin hands the same registry to the workflows."""
@@ -139,6 +143,8 @@ class AdkActivities:
         self._stored = StoredEventsCache(session_service)
         self._contents = ContentsMemo()
         self._writer = RideAlongWriter(session_service, self._stored)
+        self.prices = prices if prices is not None else PriceTable.default()
+        """Model prices: each call's cost goes on its response (``custom_metadata``) and into the metrics."""
 
     def all(self) -> list:
         return [
@@ -214,17 +220,44 @@ class AdkActivities:
         if not isinstance(agent, LlmAgent):
             raise ApplicationError(f"agent {input.agent_name!r} is not an LlmAgent", non_retryable=True)
         request = await self._resolve_history(input.request, input.app_name)
+        model = agent.canonical_model
+        metrics = activity_metrics()
+        labels = {"app": input.app_name, "agent": agent.name, "provider": _provider(model), "model": model.name}
+        started = time.perf_counter()
         try:
-            model = agent.canonical_model
             # Partials go to the turn's stream (activities/streaming.py), never into the result.
             publisher = publisher_for(getattr(self.sessions, "engine", None), input.stream_to,
                                       attempt=activity.info().attempt, author=agent.name)
             responses = await complete_responses(model.generate_content(request, stream=input.stream), publisher)
-        except ModelError as e:
-            raise model_error_to_application_error(e) from None
-        except AdkError as e:
-            raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
+        except BaseException as e:
+            metrics.model_calls.add(1, labels)
+            metrics.model_duration.record(time.perf_counter() - started, labels)
+            error = e.error_type if isinstance(e, ModelError) and e.error_type else type(e).__name__
+            metrics.model_errors.add(1, {**labels, "error_type": error})
+            if isinstance(e, ModelError):
+                raise model_error_to_application_error(e) from None
+            if isinstance(e, AdkError):
+                raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
+            raise
+        metrics.model_calls.add(1, labels)
+        metrics.model_duration.record(time.perf_counter() - started, labels)
+        self._count_usage(responses, model.name, metrics, labels)
         return c.ModelCallResult(responses=responses)
+
+    def _count_usage(self, responses: list[LlmResponse], model: str, metrics: ActivityMetrics, labels: dict) -> None:
+        """Tokens and cost of the call into the metrics; the cost also onto the response that
+        reports the usage, so its event records it (adk_core.models.pricing.turn_usage sums them)."""
+        for response in responses:
+            usage = response.usage_metadata
+            if usage is None:
+                continue
+            metrics.model_tokens.add(usage.prompt_token_count or 0, {**labels, "type": "input"})
+            output = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+            metrics.model_tokens.add(output, {**labels, "type": "output"})
+            cost = self.prices.cost(model, usage)
+            if cost is not None:
+                metrics.model_cost.record(cost, labels)
+                response.custom_metadata = {**(response.custom_metadata or {}), COST_KEY: cost}
 
     async def _resolve_history(self, request: LlmRequest, app_name: str) -> LlmRequest:
         ref = request.history
@@ -243,7 +276,10 @@ class AdkActivities:
     @_fail_fast_on_adk_errors
     async def summarize_events(self, input: SummarizeEventsInput) -> SummarizeEventsResult:
         """Plan and write the next compaction of a session (activities/compaction_activities.py)."""
-        return await heartbeating(summarize_stored_events(self._stored, self.apps.get(input.app_name), input))
+        result = await heartbeating(summarize_stored_events(self._stored, self.apps.get(input.app_name), input))
+        if result.compaction is not None:
+            activity_metrics().compactions.add(1, {"app": input.app_name})
+        return result
 
     # --- tools ------------------------------------------------------------------------------
     @activity.defn(name=c.RUN_TOOL)
@@ -291,9 +327,15 @@ class AdkActivities:
                 non_retryable=True,
             )
         tool_context = ToolContext(ctx, function_call_id=input.function_call_id, tool_confirmation=input.tool_confirmation)
+        metrics = activity_metrics()
+        labels = {"app": input.app_name, "agent": input.agent_name, "tool": input.tool_name}
+        started = time.perf_counter()
         try:
             response = await tool.run_async(args=input.args, tool_context=tool_context)
         except Exception as e:
+            metrics.tool_calls.add(1, labels)
+            metrics.tool_duration.record(time.perf_counter() - started, labels)
+            metrics.tool_errors.add(1, {**labels, "error_type": type(e).__name__})
             # The model is told about the error; the log is where a developer (the `adkt dev` console) sees it.
             activity.logger.warning("tool %s of agent %s failed: %s: %s", input.tool_name, input.agent_name,
                                     type(e).__name__, e)  # fmt: skip
@@ -307,6 +349,8 @@ class AdkActivities:
             return c.ToolCallResult(
                 actions=tool_context.actions, error_type=type(e).__name__, error_message=str(e), **origin
             )
+        metrics.tool_calls.add(1, labels)
+        metrics.tool_duration.record(time.perf_counter() - started, labels)
         return c.ToolCallResult(response=response, actions=tool_context.actions)
 
     # --- artifacts and memory ---------------------------------------------------------------
@@ -356,3 +400,12 @@ class AdkActivities:
             app_name=input.key.app_name, user_id=input.key.user_id, query=input.query
         )
         return c.MemoryCallResult(memories=[m.model_dump(mode="json") for m in found.memories])
+
+
+def _provider(model: object) -> str:
+    """The provider label of a model: its ``provider`` ("gemini", "openai", "anthropic"), else its
+    class name without "Model" ("scripted" for ScriptedModel)."""
+    provider = getattr(model, "provider", None)
+    if isinstance(provider, str) and provider:
+        return provider
+    return type(model).__name__.removesuffix("Model").lower() or "unknown"

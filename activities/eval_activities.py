@@ -11,6 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from adk_core.eval.store import EvalResultStore
+from adk_temporal.metrics import activity_metrics
 
 from . import eval_contracts as ec
 from .adk_activities import _fail_fast_on_adk_errors
@@ -74,6 +75,7 @@ class EvalActivities:
     @_fail_fast_on_adk_errors
     async def record_trial(self, input: ec.RecordTrialInput) -> None:
         await self._store().record_trial(input.run_id, input.trial)
+        activity_metrics().eval_trials.add(1, {"status": input.trial.status})
 
     @activity.defn(name=ec.FINISH_RUN)
     @_fail_fast_on_adk_errors

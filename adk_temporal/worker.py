@@ -30,10 +30,12 @@ from adk_core.artifacts import ArtifactService
 from adk_core.errors import ConfigurationError
 from adk_core.eval.store import EvalResultStore
 from adk_core.memory import MemoryService
+from adk_core.models.pricing import PriceTable
 from adk_core.sessions import SessionService
 from adk_temporal.activities import AdkActivities, AppRegistry
 from adk_temporal.activities.eval_activities import EvalActivities
 from adk_temporal.activities.eval_cases import register_cases
+from adk_temporal.metrics import runtime_with_metrics
 from adk_temporal.workflows import TASK_QUEUE, AdkPlugin, app_task_queue
 from adk_temporal.workflows.converter import adk_data_converter
 from adk_temporal.workflows.payload_storage import with_payload_storage
@@ -45,7 +47,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _CHATTY_LOGGERS = ("httpx", "httpcore", "alembic")
 
 
-def configure_logging(level: str | int | None = None) -> None:
+def configure_logging(level: str | int | None = None, *, metrics_port: int | None = None) -> None:
     """Send log records to stderr with time, level and logger name, for a worker process.
 
     ``level`` is a name ("DEBUG", "info") or a number; None reads $ADK_LOG_LEVEL, else INFO.
@@ -55,6 +57,10 @@ def configure_logging(level: str | int | None = None) -> None:
     default goes to stderr in its own format and is forwarded here instead, as logger
     ``temporalio.core``. That takes the process's default Temporal runtime, so call this before any
     client connects.
+
+    ``metrics_port``: also serve Prometheus metrics on that port (``/metrics``): Temporal's SDK
+    metrics and the ADK's (adk_temporal.metrics, docs/observability.md), through the SDK's own
+    ``PrometheusConfig`` on this same runtime.
 
     Only entry points call this (``python worker.py``, ``adkt worker``): library modules create
     loggers and leave handlers, levels and formats to the process that runs them.
@@ -78,7 +84,7 @@ def configure_logging(level: str | int | None = None) -> None:
     telemetry = TelemetryConfig(
         logging=LoggingConfig(filter=TelemetryFilter(core_level=core_level, other_level="ERROR"), forwarding=forwarding)
     )
-    Runtime.set_default(Runtime(telemetry=telemetry), error_if_already_set=False)
+    Runtime.set_default(runtime_with_metrics(telemetry, metrics_port), error_if_already_set=False)
 
 
 def load_app(spec: str) -> App:
@@ -227,6 +233,7 @@ def build_worker(
     serve_eval_suites: bool | None = None,
     deployment: WorkerVersion | None = None,
     graceful_shutdown: timedelta = DEFAULT_GRACEFUL_SHUTDOWN,
+    prices: PriceTable | None = None,
     **worker_options: Any,
 ) -> AdkWorker:
     """A worker for ``apps``. ``client`` may come from ``adkt.client.connect`` or be any client:
@@ -249,12 +256,15 @@ def build_worker(
     a turn boundary (docs/versioning.md). None (the default, and ``adkt dev``): unversioned.
 
     ``graceful_shutdown``: on shutdown, how long in-flight activities (model calls, tools) may run
-    to completion before they are cancelled."""
+    to completion before they are cancelled.
+
+    ``prices``: model prices for the cost of each call (default: ``PriceTable.default()``)."""
     registry = AppRegistry(apps)
     register_cases(eval_cases, registry)
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
     plugin = AdkPlugin(
-        AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service, apps=registry),
+        AdkActivities(session_service, artifact_service=artifact_service, memory_service=memory_service, apps=registry,
+                      prices=prices),
         passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
         tracing=tracing,
         payload_storage=payload_storage,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
@@ -14,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.compaction.planner import latest_compaction
     from adk_core.errors import ConfigurationError, InvalidInputError
     from adk_core.flow.functions import resumable_tail_start, unanswered_long_running_calls
+    from adk_core.models.pricing import turn_usage
     from adk_core.runner import Runner
     from adk_core.sessions import Session
     from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Content, Event
@@ -88,6 +91,10 @@ class DurableInvoker:
             ctx.resume_llm_calls(continuation.llm_calls)
             message, state_delta = None, None
         self.runtime.turn_stream = TurnStream(stream_id, events, self.sessions) if streams else None
+        labels = {"app": self.key.app_name, "agent": ctx.root_agent.name}
+        started, first_event, waiting = workflow.now(), len(events), _waits(self.session.events)
+        if continuation is None:  # a continued turn was counted by the run that started it
+            self.runtime.metrics.started.add(1, labels)
         try:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
                 events.append(event)
@@ -97,9 +104,34 @@ class DurableInvoker:
             # Stored as the error event's text: no NUL, which Postgres refuses.
             error_message = _error_message(e).replace("\x00", "\\x00")
             await self._store_error(ctx, events, error_type, error_message)
+            self._count_turn(labels, started, events[first_event:], waiting, error_type=error_type)
             raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
+        self._count_turn(labels, started, events[first_event:], waiting, error_type=None)
         await compact_after_invocation(self.runner, self.runtime, self.sessions, ctx)
         return ctx.invocation_id
+
+    def _count_turn(self, labels: dict[str, str], started: datetime, events: list[Event],
+                    waiting_before: dict[str, tuple[str, float]], *, error_type: str | None) -> None:
+        """A finished turn into the metrics: its outcome, latency and cost, and the questions to a
+        person it asked (confirmations, long-running tools) or answered. Workflow time, so the
+        latency of a turn is what its history says, on first run and never again on replay."""
+        metrics, now = self.runtime.metrics, workflow.now()
+        if error_type is None:
+            metrics.completed.add(1, labels)
+        else:
+            metrics.failed.add(1, {**labels, "error_type": error_type})
+        metrics.duration.record((now - started).total_seconds(), labels)
+        cost = turn_usage(events).cost_usd
+        if cost is not None:
+            metrics.cost.record(cost, labels)
+        waiting = _waits(self.session.events if self.session is not None else [])
+        for call_id, (kind, _) in waiting.items():
+            if call_id not in waiting_before:
+                metrics.waits_started.add(1, {**labels, "kind": kind})
+        for call_id, (kind, asked_at) in waiting_before.items():
+            if call_id not in waiting:
+                metrics.waits_answered.add(1, {**labels, "kind": kind})
+                metrics.wait_duration.record(max(0.0, now.timestamp() - asked_at), {**labels, "kind": kind})
 
     async def _store_error(self, ctx: InvocationContext, events: list[Event], error_type: str, error_message: str) -> None:
         """End a failed invocation with an error event (unless the engine already stored one saying
@@ -203,6 +235,15 @@ def pending_requests(events: list[Event]) -> list[PendingRequest]:
                                agent=event.author)
             )
     return pending
+
+
+def _waits(events: list[Event]) -> dict[str, tuple[str, float]]:
+    """The unanswered questions to a person among ``events``: call id -> (kind, when asked)."""
+    return {
+        call.id or "": ("tool_confirmation" if call.name == REQUEST_CONFIRMATION_FUNCTION else "long_running_tool",
+                        event.timestamp)
+        for _, event, call in unanswered_long_running_calls(events)
+    }
 
 
 def reply_content(call_id: str, pending: list[PendingRequest], response: dict) -> Content:

@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.execution import ToolExecution
     from adk_core.types import Event
     from adk_temporal.activities import contracts as c
+    from adk_temporal.metrics import TurnMetrics
 
     from ._retry import retry_policy
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
@@ -70,6 +71,14 @@ class TemporalRuntime:
         self.turn_history_limit: int | None = None
         """When this run's history holds this many events, an invocation that can resume from the
         stored session stops at its next model call (TurnOutgrewRun) to go on in a fresh run."""
+        self._metrics: TurnMetrics | None = None
+
+    @property
+    def metrics(self) -> TurnMetrics:
+        """Turn and wait instruments on the workflow's replay-safe meter (nothing is recorded on replay)."""
+        if self._metrics is None:
+            self._metrics = TurnMetrics.on(workflow.metric_meter())
+        return self._metrics
 
     # --- determinism ------------------------------------------------------------------------
     def now(self) -> float:
@@ -281,8 +290,14 @@ class TemporalRuntime:
         if kind == SIMULATOR_WAIT:
             return await self.simulator.wait(key)
         if self._waiter is None:
-            return None
-        return await self._waiter(kind, key)
+            return None  # the run ends; the invoker counts the question still pending at its end
+        labels = {"app": self.app_name, "agent": ctx.root_agent.name, "kind": kind}
+        asked = workflow.now()
+        self.metrics.waits_started.add(1, labels)
+        answer = await self._waiter(kind, key)
+        self.metrics.waits_answered.add(1, labels)
+        self.metrics.wait_duration.record((workflow.now() - asked).total_seconds(), labels)
+        return answer
 
 
 def _state_for_activity(state: dict[str, Any], tool_name: str) -> dict[str, Any]:

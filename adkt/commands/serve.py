@@ -16,6 +16,11 @@ from adkt.settings import Settings
 GRACEFUL_SHUTDOWN_SECONDS = 30.0
 """adk_temporal.worker.DEFAULT_GRACEFUL_SHUTDOWN, written out so `adkt --help` need not import the worker."""
 
+MetricsPort = Annotated[
+    int | None,
+    typer.Option("--metrics-port", envvar="ADK_METRICS_PORT", min=1, max=65535,
+                 help="serve Prometheus metrics (Temporal's and the ADK's) at /metrics on this port (default: none)"),
+]
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
 
 
@@ -62,6 +67,12 @@ def worker(
         typer.Option("--health-port", envvar="ADK_HEALTH_PORT", min=0, max=65535,
                      help="serve /livez and /readyz on this port for an orchestrator's probes (default: none)"),
     ] = None,
+    metrics_port: MetricsPort = None,
+    prices: Annotated[
+        str | None,
+        typer.Option("--prices", envvar="ADK_PRICES",
+                     help="TOML or JSON file of model prices, added to the defaults (docs/observability.md)"),
+    ] = None,
 ) -> None:
     """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
     if not app and not eval_cases:
@@ -75,7 +86,7 @@ def worker(
     run_async(_worker(
         app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or [],
         deployment=(deployment_name, build_id) if deployment_name and build_id else None,
-        graceful_timeout=graceful_timeout, health_port=health_port,
+        graceful_timeout=graceful_timeout, health_port=health_port, metrics_port=metrics_port, prices=prices,
     ))
 
 
@@ -83,6 +94,7 @@ async def _worker(
     specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False,
     log_level: str | None = None, eval_cases: list[str] | None = None, *, deployment: tuple[str, str] | None = None,
     graceful_timeout: float = GRACEFUL_SHUTDOWN_SECONDS, health_port: int | None = None,
+    metrics_port: int | None = None, prices: str | None = None,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
@@ -94,7 +106,10 @@ async def _worker(
     from adkt.services import open_services
 
     # The same logging as `python worker.py`, whose _main this command does not go through.
-    configure_logging(log_level)
+    configure_logging(log_level, metrics_port=metrics_port)
+    from adk_core.models.pricing import PriceTable
+
+    price_table = PriceTable.default().merged(PriceTable.load(prices)) if prices else None
     version = WorkerVersion(*deployment) if deployment else None
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
@@ -105,7 +120,7 @@ async def _worker(
         options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
         built = build_worker(
             client, apps, task_queue=queue, eval_cases=eval_cases or (), deployment=version,
-            graceful_shutdown=timedelta(seconds=graceful_timeout), **services, **options,
+            graceful_shutdown=timedelta(seconds=graceful_timeout), prices=price_table, **services, **options,
         )
         served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
         queues = ", ".join(built.task_queues)
@@ -115,6 +130,8 @@ async def _worker(
         async with serving_health(built, client, health_port) as health_url:
             if health_url:
                 err.print(f"health: {health_url}/livez and {health_url}/readyz")
+            if metrics_port is not None:
+                err.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics")
             try:
                 await wait_for_signal(task)
             finally:

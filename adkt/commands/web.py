@@ -32,6 +32,11 @@ Host = Annotated[str, typer.Option("--host", help="interface to listen on")]
 Port = Annotated[int, typer.Option("--port", help="port of the page and API (0: any free port)")]
 Address = Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS, then .adk/dev.json)")]
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
+MetricsPort = Annotated[
+    int | None,
+    typer.Option("--metrics-port", envvar="ADK_METRICS_PORT", min=1, max=65535,
+                 help="serve Prometheus metrics (the API's requests and open streams, Temporal's client) at /metrics"),
+]
 TemporalUi = Annotated[
     str | None,
     typer.Option("--temporal-ui", help="Temporal UI base URL for the workflow links (default: the running `adkt dev`'s)"),
@@ -39,16 +44,16 @@ TemporalUi = Annotated[
 
 
 def web(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
-        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None) -> None:  # fmt: skip
+        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None, metrics_port: MetricsPort = None) -> None:  # fmt: skip
     """Serve the dev chat page (pick an app, chat, answer confirmations, browse sessions and eval runs),
     the HTTP API under /api/v1 and the agent simulator's page at /sim."""
-    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True))
+    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True, metrics_port=metrics_port))
 
 
 def api(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
-        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None) -> None:  # fmt: skip
+        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None, metrics_port: MetricsPort = None) -> None:  # fmt: skip
     """Serve the HTTP API under /api/v1 (its OpenAPI schema at /api/v1/openapi.json; docs/web.md)."""
-    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False))
+    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False, metrics_port=metrics_port))
 
 
 @dataclass
@@ -131,13 +136,21 @@ async def web_stack(
 
 
 async def _serve(specs: list[str], host: str, port: int, address: str | None, database_url: str | None,
-                 temporal_ui: str | None, *, page: bool) -> None:  # fmt: skip
+                 temporal_ui: str | None, *, page: bool, metrics_port: int | None = None) -> None:  # fmt: skip
     from adk_core.sessions.sql import migrate
     from adkt.commands._stack import wait_for_signal
     from adkt.web.api.backend import ApiBackend
     from adkt.web.serve import bind, durable_service, serving
 
     bind(host, port).close()  # a taken port fails now, before anything starts
+    if metrics_port is not None:
+        from temporalio.runtime import Runtime, TelemetryConfig
+
+        from adk_temporal.metrics import runtime_with_metrics
+
+        # Before any client connects: clients and the API's instruments use the default runtime.
+        Runtime.set_default(runtime_with_metrics(TelemetryConfig(), metrics_port), error_if_already_set=False)
+        err.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics", highlight=False)
     settings = Settings.load()
     async with web_stack(specs, settings, address=address, database_url=database_url, temporal_ui=temporal_ui) as (
         stack, specs,

@@ -5,6 +5,7 @@ checks that what it returns is the documented model."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from urllib.parse import unquote_to_bytes
 
@@ -14,6 +15,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from adk_core.errors import InvalidInputError
 from adk_core.ids import validate_id
+from adk_temporal.metrics import web_metrics
 
 from .backend import ApiBackend
 from .endpoints import ENDPOINTS
@@ -22,6 +24,8 @@ from .openapi import openapi_schema
 from .routes import PATH_PARAMS, PREFIX, Call, Endpoint, Sse
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+_ROUTE_KEY = "adk.route"
+"""Where dispatch leaves the matched endpoint's path template for the request metrics."""
 
 
 def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> Callable[[Request], Awaitable[Response]]:
@@ -29,13 +33,25 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> 
     schema = openapi_schema(endpoints)
 
     async def dispatch(request: Request) -> Response:
+        started = time.perf_counter()
+        response = await answer(request)
+        route = request.scope.get(_ROUTE_KEY, "unmatched")
+        labels = {"route": route, "method": request.method, "status": str(response.status_code)}
+        metrics = web_metrics()
+        metrics.requests.add(1, labels)
+        metrics.duration.record(time.perf_counter() - started, labels)
+        return response
+
+    async def answer(request: Request) -> Response:
         # The raw path: a percent-encoded '/' inside an id must not split the segment.
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
         path = raw[len(PREFIX):] if raw.startswith(PREFIX) else raw
         if path == "/openapi.json" and request.method == "GET":
+            request.scope[_ROUTE_KEY] = PREFIX + path
             return JSONResponse(schema)
         try:
             endpoint, raw_params = _route(endpoints, request.method, path)
+            request.scope[_ROUTE_KEY] = PREFIX + endpoint.path  # the template: ids stay out of the labels
             call = Call(backend, _ids(raw_params))
             if endpoint.query is not None:
                 call.query = _parse(endpoint.query, dict(request.query_params), "query")
@@ -117,7 +133,17 @@ def _parse(model: type[BaseModel], value: object, where: str) -> BaseModel:
 
 
 async def _frames(endpoint: Endpoint, events: AsyncIterator[Sse | None]) -> AsyncIterator[str]:
-    yield ": stream open\n\n"
+    metrics, route = web_metrics(), PREFIX + endpoint.path
+    metrics.stream_opened(route)
+    try:
+        yield ": stream open\n\n"
+        async for frame in _frame_items(endpoint, events):
+            yield frame
+    finally:
+        metrics.stream_closed(route)
+
+
+async def _frame_items(endpoint: Endpoint, events: AsyncIterator[Sse | None]) -> AsyncIterator[str]:
     async for item in events:
         if item is None:
             yield ": keep-alive\n\n"

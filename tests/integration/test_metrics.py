@@ -1,0 +1,271 @@
+"""Prometheus metrics, scraped over HTTP as Prometheus would: a worker whose runtime serves them
+(Temporal's SDK metrics and ours) after a W1 turn, a failed turn and a pending confirmation; and
+`adkt api --metrics-port` while a turn streams."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+from httpx_sse import aconnect_sse
+from prometheus_client.parser import text_string_to_metric_families
+from temporalio.client import Client
+from temporalio.runtime import Runtime, TelemetryConfig
+
+from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
+from adk_core.errors import ModelError
+from adk_core.models import UsageMetadata, function_call_response, text_response, tool_responses_this_turn
+from adk_core.models.pricing import COST_KEY, ModelPrice, PriceTable, turn_usage
+from adk_core.tools import FunctionTool
+from adk_temporal.metrics import runtime_with_metrics
+from adk_temporal.workflows import AdkPlugin
+from adk_temporal.worker import build_worker
+from adkt.client import AdkClient, TurnFailedError
+from adkt.embedded import TemporalDevServer
+from examples import w1
+from tests.integration.conftest import DurableStack
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PRICE = ModelPrice(input=1.0, output=4.0)  # USD per million tokens: round numbers to check against
+USAGE = UsageMetadata(prompt_token_count=1000, candidates_token_count=50)
+CALL_COST = (1000 * 1.0 + 50 * 4.0) / 1_000_000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _priced_w1(request: LlmRequest) -> LlmResponse:
+    """W1's script (examples/w1.py), with the usage a provider would report."""
+    response = w1.w1_script(request)
+    response.usage_metadata = USAGE.model_copy()
+    return response
+
+
+def _refuse(request: LlmRequest) -> LlmResponse:
+    raise ModelError("the request is malformed", status=400, retryable=False, provider="scripted",
+                     error_type="InvalidRequest")  # fmt: skip
+
+
+def _confirming(request: LlmRequest) -> Any:
+    done = tool_responses_this_turn(request)
+    return text_response(f"sent: {done[-1]}") if done else function_call_response("transfer", {"amount": 5})
+
+
+def transfer(amount: int) -> dict:
+    """Send money."""
+    return {"sent": amount}
+
+
+class Held:
+    """A tool that runs until the test lets it finish: a turn whose stream stays open meanwhile."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def hold(self) -> dict:
+        """Wait."""
+        self.started.set()
+        await asyncio.wait_for(self.release.wait(), 30)
+        return {"held": True}
+
+
+class Metrics:
+    def __init__(self, url: str, client: AdkClient, apps: dict[str, App], held: Held) -> None:
+        self.url, self.client, self.apps, self.held = url, client, apps, held
+
+    async def scrape(self, url: str | None = None) -> dict[tuple[str, frozenset], float]:
+        """Every sample of the endpoint, by name and labels (``service_name`` left out)."""
+        async with httpx.AsyncClient(timeout=10) as http:
+            response = await http.get(url or self.url)
+        assert response.status_code == 200, response.text
+        samples = {}
+        for family in text_string_to_metric_families(response.text):
+            for s in family.samples:
+                labels = frozenset((k, v) for k, v in s.labels.items() if k != "service_name")
+                samples[(s.name, labels)] = s.value
+        return samples
+
+
+def value(samples: dict[tuple[str, frozenset], float], name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels`` (0 when there are none)."""
+    wanted = set(labels.items())
+    return sum(v for (n, ls), v in samples.items() if n == name and wanted <= ls)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def metrics(durable_stack: DurableStack, temporal_server: TemporalDevServer) -> AsyncIterator[Metrics]:
+    """A worker of its own, on a Temporal runtime that serves Prometheus metrics on a free port."""
+    port = _free_port()
+    runtime = runtime_with_metrics(TelemetryConfig(), port, host="127.0.0.1")
+    client = await Client.connect(
+        temporal_server.address, namespace=temporal_server.namespace, runtime=runtime, plugins=[AdkPlugin()]
+    )
+    suffix = uuid.uuid4().hex[:6]
+    held = Held()
+    apps = {
+        "w1": App(name=f"w1_{suffix}", root_agent=LlmAgent(
+            name="assistant", model=ScriptedModel(_priced_w1, name="w1-priced"), tools=[w1.add, w1.lookup])),
+        "broken": App(name=f"broken_{suffix}", root_agent=LlmAgent(
+            name="refuser", model=ScriptedModel(_refuse, name="w1-priced"))),
+        "confirm": App(name=f"confirm_{suffix}", root_agent=LlmAgent(
+            name="banker", model=ScriptedModel(_confirming, name="gpt-4o-mini"),
+            tools=[FunctionTool(transfer, require_confirmation=True)])),
+        "held": App(name=f"held_{suffix}", root_agent=LlmAgent(
+            name="holder", model=ScriptedModel(
+                lambda r: text_response("held") if tool_responses_this_turn(r) else function_call_response("hold", {})),
+            tools=[held.hold])),
+    }  # fmt: skip
+    queue = f"adk-metrics-{suffix}"
+    # The defaults plus a price for the scripted W1 model: a user's table extends ours.
+    prices = PriceTable.default().merged(PriceTable({"w1-priced": PRICE}))
+    worker = build_worker(client, list(apps.values()), task_queue=queue, session_service=durable_stack.sessions,
+                          prices=prices)  # fmt: skip
+    run = asyncio.create_task(worker.run())
+    try:
+        yield Metrics(f"http://127.0.0.1:{port}/metrics", AdkClient(client, task_queue=queue), apps, held)
+    finally:
+        await asyncio.wait_for(worker.shutdown(), timeout=60)
+        await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), timeout=10)
+
+
+async def test_a_w1_turn_a_failed_turn_and_a_pending_confirmation(metrics: Metrics) -> None:
+    w1_app, broken, confirm = (metrics.apps[k].name for k in ("w1", "broken", "confirm"))
+    result = await metrics.client.send(w1_app, "u", "s1", w1.USER_MESSAGE)
+    w1.check_turn(result.events)
+    # Usage and cost are recorded with the turn's events.
+    usage = turn_usage(result.events)
+    assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (4, 4000, 200)
+    assert usage.cost_usd == pytest.approx(4 * CALL_COST)
+    assert all(e.custom_metadata[COST_KEY] == pytest.approx(CALL_COST) for e in result.events if e.usage_metadata)
+
+    with pytest.raises(TurnFailedError):
+        await metrics.client.send(broken, "u", "s1", "hello")
+
+    asked = await metrics.client.send(confirm, "u", "s1", "send 5")
+    [pending] = await metrics.client.pending(confirm, "u", "s1")
+    assert pending.kind == "tool_confirmation" and asked.final_text == ""
+
+    s = await metrics.scrape()
+    turn = {"app": w1_app, "agent": "assistant"}
+    assert value(s, "adk_turns_started_total", **turn) == 1
+    assert value(s, "adk_turns_completed_total", **turn) == 1
+    assert value(s, "adk_turns_failed_total", **turn) == 0
+    assert value(s, "adk_turn_duration_seconds_count", **turn) == 1
+    assert 0 < value(s, "adk_turn_duration_seconds_sum", **turn) < 60
+    assert value(s, "adk_turn_cost_usd_sum", **turn) == pytest.approx(4 * CALL_COST)
+    model = {"app": w1_app, "agent": "assistant", "provider": "scripted", "model": "w1-priced"}
+    assert value(s, "adk_model_calls_total", **model) == 4
+    assert value(s, "adk_model_call_errors_total", **model) == 0
+    assert value(s, "adk_model_call_duration_seconds_count", **model) == 4
+    assert value(s, "adk_model_tokens_total", **model, type="input") == 4000
+    assert value(s, "adk_model_tokens_total", **model, type="output") == 200
+    assert value(s, "adk_model_call_cost_usd_sum", **model) == pytest.approx(4 * CALL_COST)
+    assert value(s, "adk_tool_calls_total", app=w1_app, tool="add") == 2
+    assert value(s, "adk_tool_calls_total", app=w1_app, tool="lookup") == 1
+    assert value(s, "adk_tool_call_duration_seconds_count", app=w1_app) == 3
+    assert value(s, "adk_tool_call_errors_total", app=w1_app) == 0
+
+    # The failed turn: by error type, its one model call failed (not retried: a 400).
+    assert value(s, "adk_turns_failed_total", app=broken, agent="refuser", error_type="ModelError") == 1
+    assert value(s, "adk_turns_completed_total", app=broken) == 0
+    assert value(s, "adk_model_call_errors_total", app=broken, error_type="InvalidRequest") == 1
+    assert value(s, "adk_model_calls_total", app=broken) == 1
+
+    # The confirmation: the turn completed, asking a person; priced by the default table (gpt-4o-mini
+    # without usage costs nothing, so no cost series for it).
+    assert value(s, "adk_turns_completed_total", app=confirm) == 1
+    assert value(s, "adk_human_waits_started_total", app=confirm, kind="tool_confirmation") == 1
+    assert value(s, "adk_human_waits_answered_total", app=confirm) == 0
+    assert value(s, "adk_model_calls_total", app=confirm, model="gpt-4o-mini") == 1
+    assert value(s, "adk_model_call_cost_usd_count", app=confirm) == 0
+    # The tool's activity ran once, to ask (FunctionTool with require_confirmation).
+    assert value(s, "adk_tool_calls_total", app=confirm, tool="transfer") == 1
+
+    # Temporal's own SDK metrics are on the same endpoint, for this worker's task queue.
+    queue = metrics.client.task_queue
+    assert value(s, "temporal_workflow_completed_total", task_queue=queue) + value(
+        s, "temporal_workflow_task_execution_latency_count", task_queue=queue) > 0  # fmt: skip
+    assert value(s, "temporal_activity_execution_latency_count", task_queue=queue, activity_type="adk.generate_content") >= 6
+
+    # The answer: the wait ends (its age recorded), the tool runs, the turn completes.
+    answered = await metrics.client.reply(confirm, "u", "s1", pending.call_id, {"confirmed": True})
+    assert answered.final_text == "sent: {'sent': 5}"
+    s = await metrics.scrape()
+    assert value(s, "adk_human_waits_answered_total", app=confirm, kind="tool_confirmation") == 1
+    assert value(s, "adk_human_wait_duration_seconds_count", app=confirm) == 1
+    assert value(s, "adk_tool_calls_total", app=confirm, tool="transfer") == 2  # and again, confirmed
+    assert value(s, "adk_turns_completed_total", app=confirm) == 2
+
+
+@contextlib.asynccontextmanager
+async def _adkt_api(durable_stack: DurableStack, metrics: Metrics, log: Path) -> AsyncIterator[tuple[str, str]]:
+    port, metrics_port = _free_port(), _free_port()
+    env = {**os.environ, "ADK_TASK_QUEUE": metrics.client.task_queue, "ADK_METRICS_PORT": str(metrics_port)}
+    args = ["api", "--app", metrics.apps["held"].name, "--address", durable_stack.address,
+            "--database-url", durable_stack.database_url, "--port", str(port)]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "adkt.main", *args], stdout=out, stderr=subprocess.STDOUT,
+                                   cwd=ROOT, env=env)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(timeout=5) as http:
+            for _ in range(300):  # bounded: 30 s
+                if process.poll() is not None:
+                    pytest.fail(f"adkt api exited: {log.read_text()}")
+                with contextlib.suppress(httpx.TransportError):
+                    if (await http.get(base + "/api/v1/apps")).status_code == 200:
+                        break
+                await asyncio.sleep(0.1)
+            else:
+                pytest.fail(f"adkt api did not answer in 30 s: {log.read_text()}")
+        yield base, f"http://127.0.0.1:{metrics_port}/metrics"
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = await asyncio.to_thread(process.wait, 30)
+    assert code in (0, 130), log.read_text()
+
+
+async def test_the_http_api_counts_requests_and_open_streams(
+    durable_stack: DurableStack, metrics: Metrics, tmp_path: Path
+) -> None:
+    held = metrics.apps["held"].name
+    async with _adkt_api(durable_stack, metrics, tmp_path / "api.log") as (base, metrics_url):
+        path = f"/api/v1/apps/{held}/users/u/sessions/{uuid.uuid4().hex[:8]}/messages/stream"
+        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+            assert (await http.get("/api/v1/apps")).status_code == 200
+            assert (await http.get("/api/v1/apps/nope/users/u/sessions/s")).status_code in (404, 422)
+            async with aconnect_sse(http, "POST", path, json={"text": "hold"}) as source:
+                events = source.aiter_sse()
+                assert (await anext(events)).event == "start"
+                await asyncio.wait_for(metrics.held.started.wait(), 30)
+                during = await metrics.scrape(metrics_url)
+                metrics.held.release.set()
+                kinds = [sse.event async for sse in events]
+        assert kinds[-1] == "done", kinds
+        after = await metrics.scrape(metrics_url)
+    stream = "/api/v1/apps/{app}/users/{user}/sessions/{session}/messages/stream"
+    assert value(during, "adk_streams_open", route=stream) == 1
+    assert value(after, "adk_streams_open", route=stream) == 0
+    assert value(after, "adk_http_requests_total", route="/api/v1/apps", method="GET", status="200") >= 2
+    assert value(after, "adk_http_requests_total", route=stream, method="POST", status="200") == 1
+    assert value(after, "adk_http_request_duration_seconds_count", route="/api/v1/apps") >= 2
+    # The API's Temporal client reports through the same runtime (the SDK's own client metrics).
+    assert value(after, "temporal_request_total") + value(after, "temporal_long_request_total") > 0
