@@ -31,7 +31,7 @@ from adk_core.models.pricing import COST_KEY, PriceTable
 from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
-from adk_core.tools.base import BaseTool
+from adk_core.tools.lookup import find_tool
 from adk_temporal.metrics import ActivityMetrics, activity_metrics
 
 from . import contracts as c
@@ -313,12 +313,9 @@ class AdkActivities:
         )
         tool = None
         if isinstance(agent, LlmAgent):
-            # Toolsets are listed only when the tool is not a plain one: listing may reach a server,
-            # and a toolset that fails raises ToolError rather than hiding its tools.
-            tool = next((t for t in agent.tools if isinstance(t, BaseTool) and t.name == input.tool_name), None)
-            if tool is None:
-                tools = {t.name: t for t in await agent.canonical_tools(ReadonlyContext(ctx))}
-                tool = tools.get(input.tool_name)
+            # Toolsets are listed only when no plain tool or toolset names the tool itself (an MCP
+            # toolset does, without asking its server); a toolset that fails raises ToolError.
+            tool = await find_tool(agent, input.tool_name, ReadonlyContext(ctx))
         if tool is None:
             raise ApplicationError(
                 f"agent {input.agent_name!r} has no tool {input.tool_name!r} on this worker; "

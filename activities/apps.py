@@ -7,10 +7,12 @@ workflow code reaches it through workflows.app_scope.worker_apps().
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 
 from adk_core import App, BaseAgent
 from adk_core.errors import ConfigurationError
+from adk_core.tools.lookup import close_tools
 
 
 class AppRegistry:
@@ -49,6 +51,11 @@ class AppRegistry:
                 f"app {app_name!r} has no agent named {agent_name!r}; the worker may run an older version of the app"
             )
         return agent
+
+    async def close(self) -> None:
+        """Release what the apps' tools hold in this process (MCP servers' processes and sessions),
+        bounded: the worker calls it when it stops."""
+        await asyncio.gather(*(close_tools(app.root_agent) for app in self._apps.values()))
 
     def names(self) -> list[str]:
         return sorted(self._apps)

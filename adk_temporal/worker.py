@@ -175,6 +175,7 @@ class AdkWorker:
             if any(not t.done() for t in tasks):
                 await self.shutdown()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self.apps.close()  # after the last activity: stdio MCP servers stop with the worker
 
     async def shutdown(self) -> None:
         """Stop polling and wait for in-flight tasks. Safe before ``run`` started (it then returns at
@@ -194,6 +195,7 @@ class AdkWorker:
 
     async def __aexit__(self, *exc: Any) -> None:
         await asyncio.gather(*(w.__aexit__(*exc) for w in self.workers))
+        await self.apps.close()
 
 
 _heap_frozen = False

@@ -14,16 +14,20 @@ from .builtin import (
 )
 from .execution import RetryOptions, ToolExecution
 from .function_tool import FunctionTool, LongRunningFunctionTool
+from .mcp import HttpServer, McpToolset, StdioServer
 
 __all__ = [
     "AgentTool",
     "BaseTool",
     "ExitLoopTool",
     "FunctionTool",
+    "HttpServer",
     "LoadArtifactsTool",
     "LoadMemoryTool",
     "LongRunningFunctionTool",
+    "McpToolset",
     "RetryOptions",
+    "StdioServer",
     "ToolContext",
     "ToolExecution",
     "Toolset",

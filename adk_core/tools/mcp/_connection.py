@@ -1,0 +1,235 @@
+"""One process's connection to one MCP server: opened on first use, opened again after the server
+went away, closed (bounded) by its owner.
+
+The ``mcp`` client is built from async context managers (the transport, the session) that must be
+entered and left in one task, so each live connection runs in a task of its own (``_Live.run``)
+and callers share its session. Between the transport and the session sits a relay that notices
+when the server is gone (a stdio process that exited, an HTTP transport error): it then ends the
+session's stream, which fails the calls in flight at once instead of at their timeout, and marks
+the connection dead so the next call starts the server again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import anyio
+import httpx
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import ClientSession, McpError, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+
+from ._errors import McpCallError, McpUnavailableError
+from ._servers import HttpServer, McpServer, StdioServer
+
+logger = logging.getLogger(__name__)
+
+CONNECTION_CLOSED = -32000  # mcp.shared.exceptions: the session's stream ended with the call in flight
+REQUEST_TIMEOUT = 408  # what ClientSession raises when a call outlives its read timeout
+
+
+class McpConnection:
+    """A shared, self-healing connection to one MCP server, and the server's tool list.
+
+    The tool list is fetched once and kept until ``refresh_tools`` or until the server says it
+    changed (``notifications/tools/list_changed``).
+    """
+
+    def __init__(self, server: McpServer, *, connect_timeout: timedelta) -> None:
+        self.server = server
+        self._connect_timeout = connect_timeout
+        self._lock = asyncio.Lock()
+        self._live: _Live | None = None
+        self._tools: list[types.Tool] | None = None
+        self.starts = 0
+        """How many times the server was connected (started, for stdio): 1 + restarts."""
+
+    @property
+    def label(self) -> str:
+        return self.server.label()
+
+    async def list_tools(self, *, refresh: bool = False) -> list[types.Tool]:
+        if self._tools is not None and not refresh:
+            return self._tools
+        session = await self._session()
+        try:
+            tools: list[types.Tool] = []
+            cursor: str | None = None
+            while True:
+                page = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
+                tools.extend(page.tools)
+                cursor = page.nextCursor
+                if not cursor:
+                    break
+        except McpError as error:
+            raise self._error("listing its tools", error, None) from None
+        self._tools = tools
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, meta: dict[str, Any], timeout: timedelta
+    ) -> types.CallToolResult:
+        session = await self._session()
+        try:
+            return await session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta)
+        except McpError as error:
+            raise self._error(f"calling tool {name!r}", error, timeout) from None
+
+    async def close(self, timeout: timedelta = timedelta(seconds=10)) -> None:
+        """Stop the server (stdio) or end the HTTP session. Bounded: past ``timeout`` the task is cancelled."""
+        async with self._lock:
+            live, self._live = self._live, None
+        if live is not None:
+            await live.stop(timeout)
+
+    def _forget_tools(self) -> None:
+        self._tools = None
+
+    async def _session(self) -> ClientSession:
+        async with self._lock:
+            live = self._live
+            if live is not None and live.dead:
+                logger.warning("MCP server %s went away; connecting again", self.label)
+                await live.stop(timedelta(seconds=5))
+                live = self._live = None
+            if live is None:
+                live = _Live(self.server, on_tools_changed=self._forget_tools)
+                await live.start(self._connect_timeout)
+                self._live = live
+                self.starts += 1
+            assert live.session is not None
+            return live.session
+
+    def _error(self, doing: str, error: McpError, timeout: timedelta | None) -> Exception:
+        code = error.error.code
+        if code == CONNECTION_CLOSED:
+            if self._live is not None:
+                self._live.dead = True
+            return McpUnavailableError(
+                f"MCP server {self.label!r} went away while {doing} (its process exited or the connection "
+                "dropped); it is started again on the next call"
+            )
+        if code == REQUEST_TIMEOUT:
+            return McpUnavailableError(
+                f"MCP server {self.label!r} did not answer within {timeout} while {doing}; raise the "
+                "toolset's call_timeout if the tool is slow"
+            )
+        return McpCallError(f"MCP server {self.label!r} refused {doing}: {error.error.message} (code {code})")
+
+
+class _Live:
+    """One open connection: its task, its session, and whether the server is gone."""
+
+    def __init__(self, server: McpServer, *, on_tools_changed: Any) -> None:
+        self._server = server
+        self._on_tools_changed = on_tools_changed
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.session: ClientSession | None = None
+        self.dead = False
+
+    async def start(self, timeout: timedelta) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._run(ready), name=f"mcp {self._server.label()}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout.total_seconds())
+        except Exception as error:
+            await self.stop(timedelta(seconds=5))
+            if isinstance(error, TimeoutError):
+                detail = f"it did not finish the MCP handshake within {timeout}"
+            else:
+                detail = f"{type(error).__name__}: {error}"
+            raise McpUnavailableError(
+                f"could not connect to MCP server {self._server.label()!r}: {detail}. Check the command (or "
+                "URL) and that the server speaks MCP"
+            ) from error
+
+    async def stop(self, timeout: timedelta) -> None:
+        self.dead = True
+        self._stop.set()
+        task = self._task
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout.total_seconds())
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 5)
+
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        relay: asyncio.Task[None] | None = None
+        try:
+            async with self._transport() as (read, write):
+                to_session, session_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+                relay = asyncio.create_task(self._relay(read, to_session))
+                async with ClientSession(session_read, write, message_handler=self._on_message) as session:
+                    await session.initialize()
+                    self.session = session
+                    ready.set_result(None)
+                    await self._stop.wait()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error if isinstance(error, Exception) else McpUnavailableError(str(error)))
+            elif not self._stop.is_set():
+                logger.warning("MCP server %s connection ended: %s: %s", self._server.label(), type(error).__name__, error)
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self.dead = True
+            if relay is not None:
+                relay.cancel()
+                with contextlib.suppress(BaseException):
+                    await relay
+
+    async def _relay(
+        self,
+        read: MemoryObjectReceiveStream[SessionMessage | Exception],
+        to_session: MemoryObjectSendStream[SessionMessage | Exception],
+    ) -> None:
+        async with to_session:
+            try:
+                async for message in read:
+                    if isinstance(message, httpx.TransportError | OSError):
+                        logger.warning("MCP server %s unreachable: %s", self._server.label(), message)
+                        break
+                    await to_session.send(message)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+        # The server is gone (or we are stopping): the session's stream has ended, which fails the
+        # calls in flight (CONNECTION_CLOSED). The session is left open until the next call replaces
+        # it: leaving it now would cancel the session before it tells those calls.
+        self.dead = True
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ToolListChangedNotification
+        ):
+            self._on_tools_changed()
+
+    @contextlib.asynccontextmanager
+    async def _transport(
+        self,
+    ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]]:
+        server = self._server
+        if isinstance(server, StdioServer):
+            params = StdioServerParameters(
+                command=server.command, args=list(server.args), env=dict(server.env), cwd=server.cwd
+            )
+            async with stdio_client(params) as (read, write):
+                yield read, write
+        elif isinstance(server, HttpServer):
+            seconds = server.timeout.total_seconds()
+            # A long read timeout: a call's own bound is its read timeout in the session.
+            http = httpx.AsyncClient(headers=dict(server.headers), timeout=httpx.Timeout(seconds, read=None))
+            async with http, streamable_http_client(server.url, http_client=http) as (read, write, _session_id):
+                yield read, write
+        else:
+            raise McpCallError(f"unknown MCP server kind {type(server).__name__}; use StdioServer or HttpServer")

@@ -1,0 +1,131 @@
+"""McpToolset in-process (InMemoryRunner) against a real MCP server (tests/mcp_servers/server.py, FastMCP),
+over stdio and streamable HTTP: listing, filters, calls, server errors, a server that dies."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk_core import InMemoryRunner, LlmAgent
+from adk_core.tools import McpToolset
+from adk_core.tools.mcp import McpUnavailableError, StdioServer
+from adk_core.types import Event
+from tests.mcp_servers.helpers import calling, calls_logged, http_server, stdio_server
+
+
+def responses(events: list[Event]) -> list[dict[str, Any]]:
+    return [p.function_response.response for e in events if e.content for p in e.content.parts
+            if p.function_response is not None]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+async def toolset(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpToolset]:
+    """One server process for the module (starting one takes seconds): the tests share it."""
+    tools = McpToolset(stdio_server(tmp_path_factory.mktemp("mcp") / "calls.jsonl"), deny=["secret"])
+    yield tools
+    await tools.close()
+
+
+async def test_the_model_sees_the_filtered_tools_with_the_servers_schemas(toolset: McpToolset) -> None:
+    model = calling([])
+    await InMemoryRunner(LlmAgent(name="a", model=model, tools=[toolset])).run("hi")
+    declared = model.requests[0].tools_dict
+    assert sorted(declared) == ["add", "die_once", "header", "refuse", "slow", "whoami"]
+    add = declared["add"].declaration()
+    assert add is not None and add.description == "Add two integers."
+    assert add.parameters is not None and sorted(add.parameters["properties"]) == ["a", "b"]
+
+
+async def test_allow_patterns_and_a_prefix(tmp_path: Path) -> None:
+    tools = McpToolset(stdio_server(tmp_path / "calls.jsonl"), allow=["a*", "who*"], deny=["whoami"],
+                       tool_name_prefix="calc")  # fmt: skip
+    try:
+        model = calling([("calc_add", {"a": 2, "b": 3})])
+        events = await InMemoryRunner(LlmAgent(name="a", model=model, tools=[tools])).run("add")
+        assert sorted(model.requests[0].tools_dict) == ["calc_add"]
+        assert responses(events) == [{"result": 5}]
+        assert tools.tool_named("calc_secret") is None and tools.tool_named("add") is None
+    finally:
+        await tools.close()
+
+
+async def test_a_call_carries_the_calls_idempotency_key_in_meta(toolset: McpToolset) -> None:
+    runner = InMemoryRunner(LlmAgent(name="a", model=calling([("whoami", {})]), tools=[toolset]))
+    events = await runner.run("who")
+    call = next(e for e in events if e.function_calls()).function_calls()[0]
+    [answer] = responses(events)
+    assert answer["key"] == f"{events[0].invocation_id}:{call.id}"
+    assert calls_logged(_log(toolset))[-1] == {"tool": "whoami", "key": answer["key"], "pid": answer["pid"]}
+
+
+async def test_a_server_error_reaches_the_model_as_the_tools_error(toolset: McpToolset) -> None:
+    calls = [("refuse", {"reason": "closed on sundays"}), ("add", {"a": "x", "b": 1})]
+    events = await InMemoryRunner(LlmAgent(name="a", model=calling(calls), tools=[toolset])).run("go")
+    refused, invalid = responses(events)
+    assert refused["error"].startswith("Tool 'refuse' failed: McpCallError:")
+    assert "refused: closed on sundays" in refused["error"]
+    assert "McpCallError" in invalid["error"] and "add" in invalid["error"]  # the server's argument validation
+
+
+async def test_a_server_that_dies_mid_call_fails_that_call_and_is_started_again(
+    toolset: McpToolset, tmp_path: Path
+) -> None:
+    marker = str(tmp_path / "died")
+    starts = toolset.connection.starts
+    calls = [("die_once", {"marker": marker}), ("die_once", {"marker": marker})]
+    events = await InMemoryRunner(LlmAgent(name="a", model=calling(calls), tools=[toolset])).run("go")
+    died, survived = responses(events)
+    assert "McpUnavailableError" in died["error"] and "went away" in died["error"]
+    dead_pid = int(Path(marker).read_text())
+    assert survived == {"result": f"survived in {_pid_of(toolset)}"} and _pid_of(toolset) != dead_pid
+    assert toolset.connection.starts == starts + 1
+
+
+async def test_a_server_that_cannot_start_is_unavailable_with_what_to_check(tmp_path: Path) -> None:
+    tools = McpToolset(StdioServer("/bin/false"))
+    with pytest.raises(McpUnavailableError, match="could not connect to MCP server '/bin/false'"):
+        await tools.refresh_tools()
+    await tools.close()
+
+
+async def test_streamable_http_with_headers(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    async with http_server(log, headers={"X-Api-Key": "k-123"}) as server:
+        tools = McpToolset(server, allow=["header", "refuse"])
+        try:
+            calls = [("header", {"name": "x-api-key"}), ("refuse", {"reason": "no"})]
+            model = calling(calls)
+            events = await InMemoryRunner(LlmAgent(name="a", model=model, tools=[tools])).run("go")
+            assert sorted(model.requests[0].tools_dict) == ["header", "refuse"]
+            header, refused = responses(events)
+            assert header == {"result": "k-123"}
+            assert "McpCallError" in refused["error"] and "refused: no" in refused["error"]
+            assert [c["tool"] for c in calls_logged(log)] == ["header", "refuse"]
+            assert all(c["key"] for c in calls_logged(log))
+        finally:
+            await tools.close()
+
+
+# Last: it stops the module's server.
+async def test_close_stops_the_servers_process(toolset: McpToolset) -> None:
+    await InMemoryRunner(LlmAgent(name="a", model=calling([("whoami", {})]), tools=[toolset])).run("who")
+    pid = _pid_of(toolset)
+    os.kill(pid, 0)  # running
+    await toolset.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    await InMemoryRunner(LlmAgent(name="a", model=calling([("whoami", {})]), tools=[toolset])).run("again")
+    assert _pid_of(toolset) != pid  # the next call started it again
+
+
+def _log(toolset: McpToolset) -> Path:
+    assert isinstance(toolset.server, StdioServer)
+    return Path(toolset.server.env["MCP_TEST_LOG"])
+
+
+def _pid_of(toolset: McpToolset) -> int:
+    return int(calls_logged(_log(toolset))[-1]["pid"])
