@@ -14,6 +14,7 @@
     adkt web [--app pkg.mod:app]    the dev chat page and HTTP API (`adkt api`: the API alone)
     adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
     adkt replay H.json --app M:app  replay exported workflow histories against this code (docs/replay.md)
+    adkt check APP                  find callbacks that read the clock, random or uuid4 directly
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
 """
@@ -28,6 +29,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from adkt.commands.check import check
 from adkt.commands.create import create
 from adkt.commands.deployment import deployment
 from adkt.commands.dev import dev
@@ -94,6 +96,7 @@ app.command()(sim)
 app.command()(web)
 app.command()(api)
 app.command()(replay)
+app.command()(check)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
 app.add_typer(deployment, name="deployment")

@@ -48,6 +48,13 @@ _WORKFLOW_TOOLS = (TransferToAgentTool, ExitLoopTool, LoadMemoryTool, LoadArtifa
 Waiter = Callable[[str, str], Awaitable[Any]]
 
 
+def runs_in_workflow(tool: BaseTool) -> bool:
+    """Whether ``tool`` runs in the workflow itself (so its code must be deterministic) rather than
+    in an activity: framework tools that only set actions, and tools with ``mode="inline"``."""
+    execution = tool.execution or DEFAULT_TOOL_EXECUTION
+    return (isinstance(tool, _WORKFLOW_TOOLS) and tool.execution is None) or execution.mode == "inline"
+
+
 class TurnOutgrewRun(BaseException):  # noqa: N818  (a signal, not an error)
     """The invocation stopped at a model call because this run's history is past its budget; it
     goes on from ``continuation`` in a fresh run. A BaseException, so the engine's error handling
@@ -197,8 +204,7 @@ class TemporalRuntime:
     # --- tools ------------------------------------------------------------------------------
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         execution = tool.execution or DEFAULT_TOOL_EXECUTION
-        runs_in_workflow = (isinstance(tool, _WORKFLOW_TOOLS) and tool.execution is None) or execution.mode == "inline"
-        if runs_in_workflow:
+        if runs_in_workflow(tool):
             if isinstance(tool, AgentTool) and tool.agent.execution.child_workflow:
                 return await self._run_agent_tool_as_child(tool, args, tool_context)
             return await tool.run_async(args=args, tool_context=tool_context)

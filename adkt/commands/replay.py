@@ -15,7 +15,7 @@ from adkt.commands._render import err
 def replay(
     histories: Annotated[
         list[Path],
-        typer.Argument(help="history files from `temporal workflow show -w ID --output json`", exists=True, dir_okay=False),
+        typer.Argument(metavar="HISTORY.json", help="history files from `temporal workflow show -w ID --output json` (.json.gz too)", exists=True, dir_okay=False),
     ],
     app: Annotated[
         list[str],

@@ -103,6 +103,7 @@ async def _worker(
     from adkt.client import connect
     from adkt.commands._apps import load_app
     from adkt.commands._stack import wait_for_signal
+    from adkt.commands.check import warn_if_nondeterministic
     from adkt.services import open_services
 
     # The same logging as `python worker.py`, whose _main this command does not go through.
@@ -114,6 +115,7 @@ async def _worker(
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
     apps = [load_app(spec) for spec in specs]
+    await warn_if_nondeterministic(apps)  # workflow code that would not replay (adkt check)
     client = await connect(target.address, namespace=target.namespace)
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
