@@ -15,7 +15,7 @@ from .agents import (
     SequentialAgent,
     ToolContext,
 )
-from .app import App
+from .app import App, check_model_parameters
 from .artifacts import ArtifactService, InMemoryArtifactService
 from .errors import AdkError
 from .memory import InMemoryMemoryService, MemoryService
@@ -67,4 +67,5 @@ __all__ = [
     "SessionService",
     "ToolContext",
     "Toolset",
+    "check_model_parameters",
 ]

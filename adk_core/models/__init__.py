@@ -6,6 +6,7 @@ Providers (imported on demand by the registry): ``adk_core.models.gemini.GeminiM
 
 from .base import FunctionDeclaration, GenerateContentConfig, LlmRequest, LlmResponse, Model, UsageMetadata
 from .registry import register_model, resolve_model
+from .rules import ModelRules, model_rules, register_model_rules
 from .scripted import ScriptedModel, function_call_response, text_response, tool_responses_this_turn
 
 __all__ = [
@@ -14,10 +15,13 @@ __all__ = [
     "LlmRequest",
     "LlmResponse",
     "Model",
+    "ModelRules",
     "ScriptedModel",
     "UsageMetadata",
     "function_call_response",
+    "model_rules",
     "register_model",
+    "register_model_rules",
     "resolve_model",
     "text_response",
     "tool_responses_this_turn",

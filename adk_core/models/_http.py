@@ -20,6 +20,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from adk_core.errors import ModelError
 from adk_core.runtime import wall_clock
 
+from .base import GenerateContentConfig
+from .rules import ModelRules, Refusal, apply_model_rules, model_rules, refused_settings
+
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # As the official OpenAI and Anthropic SDKs pool: a worker's activity slots bound how many calls run
 # at once, so the pool must not become a hidden queue below that.
@@ -205,6 +208,8 @@ class HttpModel:
     provider: ClassVar[str]
     api_key_env: ClassVar[tuple[str, ...]] = ()
     api_key_help: ClassVar[str] = ""
+    provider_rules: ClassVar[ModelRules]
+    """What the provider's API can carry at all, and the rules for a model no table row matches."""
 
     def __init__(
         self,
@@ -214,8 +219,10 @@ class HttpModel:
         base_url: str | None,
         http_client: httpx.AsyncClient | None,
         timeout: float,
+        rules: ModelRules | None = None,
     ) -> None:
         self._model = model
+        self._rules = rules
         self._api_key = api_key
         self._base_url = base_url.rstrip("/") if base_url else None
         self._http_client = http_client
@@ -228,6 +235,18 @@ class HttpModel:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
+
+    def _defaults(self) -> ModelRules:
+        return self.provider_rules
+
+    def applied_rules(self, config: GenerateContentConfig) -> tuple[GenerateContentConfig, ModelRules]:
+        """``config`` without what this model refuses (each warned about once), and the rules used."""
+        return apply_model_rules(self._model, config, self._defaults(), self._rules)
+
+    def refused_settings(self, config: GenerateContentConfig) -> list[Refusal]:
+        """What ``config`` sets that this model refuses; for checks at load time (nothing is logged)."""
+        defaults = self._defaults()
+        return refused_settings(config, self._rules or model_rules(self._model) or defaults, defaults)
 
     def _key(self, *, required: bool = True) -> str | None:
         key = self._api_key or env_value(*self.api_key_env)

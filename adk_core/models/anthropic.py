@@ -51,6 +51,7 @@ from ._http import (
     status_error,
 )
 from .base import LlmRequest, LlmResponse, UsageMetadata
+from .rules import ModelRules
 
 _FINISH_REASONS = {
     "end_turn": "STOP",
@@ -86,11 +87,19 @@ class AnthropicModel(HttpModel):
         max_tokens: the output cap sent when the request's config sets no ``max_output_tokens``
             (the Messages API requires one).
         anthropic_version: the ``anthropic-version`` header.
+        rules: what this model accepts, instead of the table's row for its name (adk_core.models.rules).
     """
 
     provider = "anthropic"
     api_key_env = ("ANTHROPIC_API_KEY",)
     api_key_help = "a key from https://console.anthropic.com/settings/keys"
+    # The adapter does not map response_schema to output_config.format yet.
+    provider_rules = ModelRules(
+        r"claude-.*",
+        accepts=frozenset({"temperature", "top_p", "top_k", "stop_sequences"}),
+        structured_output=False,
+        reason="the Anthropic Messages API",
+    )
 
     def __init__(
         self,
@@ -102,8 +111,11 @@ class AnthropicModel(HttpModel):
         timeout: float = 600,
         max_tokens: int = 4096,
         anthropic_version: str = "2023-06-01",
+        rules: ModelRules | None = None,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout)
+        super().__init__(
+            model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout, rules=rules
+        )
         self._max_tokens = max_tokens
         self._version = anthropic_version
 
@@ -143,8 +155,8 @@ class AnthropicModel(HttpModel):
         yield message.final()
 
     def build_request(self, request: LlmRequest) -> dict[str, Any]:
-        """The Messages API request body for ``request``."""
-        config = request.config
+        """The Messages API request body for ``request``, without what the model refuses."""
+        config, _ = self.applied_rules(request.config)
         body: dict[str, Any] = {
             "model": self._model,
             "max_tokens": config.max_output_tokens or self._max_tokens,

@@ -26,6 +26,7 @@ from ._http import (
     stream_error,
 )
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
+from .rules import ModelRules
 
 _GENERATION_FIELDS = {
     "temperature": "temperature",
@@ -48,11 +49,13 @@ class GeminiModel(HttpModel):
         base_url: the API root, up to and including the version.
         http_client: an httpx client to use instead of the model's own (tests, proxies); never closed here.
         timeout: seconds for each network operation when this class builds the client.
+        rules: what this model accepts, instead of the table's row for its name (adk_core.models.rules).
     """
 
     provider = "gemini"
     api_key_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     api_key_help = "a key from https://aistudio.google.com/apikey"
+    provider_rules = ModelRules(r"gemini-.*", reason="the Gemini API")
 
     def __init__(
         self,
@@ -62,15 +65,18 @@ class GeminiModel(HttpModel):
         base_url: str = "https://generativelanguage.googleapis.com/v1beta",
         http_client: httpx.AsyncClient | None = None,
         timeout: float = 600,
+        rules: ModelRules | None = None,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout)
+        super().__init__(
+            model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout, rules=rules
+        )
 
     async def generate_content(
         self, request: LlmRequest, *, stream: bool = False
     ) -> AsyncIterator[LlmResponse]:
         key = self._key()
         headers = {"x-goog-api-key": key or ""}
-        body = build_request(request)
+        body = self.build_request(request)
         url = f"{self._base_url}/models/{self._model.removeprefix('models/')}"
         if not stream:
             yield parse_response(await self._post_json(f"{url}:generateContent", body, headers), secret=key)
@@ -103,6 +109,12 @@ class GeminiModel(HttpModel):
             last.model_version = chunk.model_version or last.model_version
             last.prompt_feedback = chunk.prompt_feedback or last.prompt_feedback
         yield _final(acc.content(), last, final)
+
+
+    def build_request(self, request: LlmRequest) -> dict[str, Any]:
+        """The generateContent request body for ``request``, without what the model refuses."""
+        config, _ = self.applied_rules(request.config)
+        return build_request(request if config is request.config else request.model_copy(update={"config": config}))
 
 
 class StreamAccumulator:

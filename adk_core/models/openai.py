@@ -40,7 +40,8 @@ from ._openai_wire import (
     ToolCallWire,
     UsageWire,
 )
-from .base import LlmRequest, LlmResponse, UsageMetadata
+from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
+from .rules import ModelRules
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _FINISH_REASONS = {
@@ -65,11 +66,25 @@ class OpenAIModel(HttpModel):
         base_url: the API root; defaults to ``OPENAI_BASE_URL``, then ``https://api.openai.com/v1``.
         http_client: an httpx client to use instead of the model's own (tests, proxies); never closed here.
         timeout: seconds for each network operation when this class builds the client.
+        rules: what this model accepts, instead of the table's row for its name (adk_core.models.rules).
     """
 
     provider = "openai"
     api_key_env = ("OPENAI_API_KEY",)
     api_key_help = "a key from https://platform.openai.com/api-keys"
+    provider_rules = ModelRules(
+        r"(gpt-|chatgpt-).*",
+        accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
+        token_limit_field="max_completion_tokens",
+        reason="the Chat Completions API",
+    )
+    # Compatible servers (Ollama, vLLM, llama.cpp) know max_tokens, not OpenAI's newer field.
+    compatible_rules = ModelRules(
+        r"openai/.*",
+        accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
+        token_limit_field="max_tokens",
+        reason="the Chat Completions API",
+    )
 
     def __init__(
         self,
@@ -79,10 +94,16 @@ class OpenAIModel(HttpModel):
         base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
         timeout: float = 600,
+        rules: ModelRules | None = None,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout)
+        super().__init__(
+            model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout, rules=rules
+        )
         self._compatible = model.startswith("openai/")
         self._wire_model = model.removeprefix("openai/")
+
+    def _defaults(self) -> ModelRules:
+        return self.compatible_rules if self._compatible else self.provider_rules
 
     async def generate_content(
         self, request: LlmRequest, *, stream: bool = False
@@ -154,9 +175,9 @@ class OpenAIModel(HttpModel):
         yield _response(text or None, reasoning or None, tool_calls, finish_reason, usage, model, None)
 
     def build_request(self, request: LlmRequest) -> dict[str, Any]:
-        """The Chat Completions request body for ``request``."""
-        config = request.config
-        body: dict[str, Any] = {"model": self._wire_model, "messages": _messages(request)}
+        """The Chat Completions request body for ``request``, without what the model refuses."""
+        config, rules = self.applied_rules(request.config)
+        body: dict[str, Any] = {"model": self._wire_model, "messages": _messages(request.contents, config)}
         if config.tools:
             body["tools"] = [
                 {
@@ -180,7 +201,7 @@ class OpenAIModel(HttpModel):
                 body[field] = value
         if config.max_output_tokens is not None:
             # OpenAI's reasoning models take only max_completion_tokens; compatible servers know max_tokens.
-            body["max_tokens" if self._compatible else "max_completion_tokens"] = config.max_output_tokens
+            body[rules.token_limit_field or self._defaults().token_limit_field or "max_tokens"] = config.max_output_tokens
         if config.stop_sequences:
             body["stop"] = config.stop_sequences
         if config.response_schema is not None:
@@ -191,12 +212,12 @@ class OpenAIModel(HttpModel):
         return merge_extra(body, config.extra)
 
 
-def _messages(request: LlmRequest) -> list[dict[str, Any]]:
+def _messages(contents: list[Content], config: GenerateContentConfig) -> list[dict[str, Any]]:
     ids = ToolCallIds()
     messages: list[dict[str, Any]] = []
-    if request.config.system_instruction:
-        messages.append({"role": "system", "content": request.config.system_instruction})
-    for content in request.contents:
+    if config.system_instruction:
+        messages.append({"role": "system", "content": config.system_instruction})
+    for content in contents:
         if content.role == "model":
             text = "".join(p.text for p in content.parts if p.text and not p.thought)
             calls = [

@@ -13,6 +13,8 @@ import pytest
 from temporalio.client import WorkflowFailureError
 
 from adk_core import App, LlmAgent
+from adk_core.models import GenerateContentConfig
+from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adkt.embedded import temporal_binary
 from examples.w1 import USER_MESSAGE, build_agent
@@ -70,6 +72,25 @@ async def test_400_fails_the_run_without_retrying(durable_stack: DurableStack) -
     assert len(seen) == 1, "a 400 is not retried"
     assert "ModelError" in repr(failure.value.cause) or "400" in str(failure.value.cause)
     assert SECRET not in str(failure.value.cause)
+
+
+async def test_a_parameter_the_model_refuses_stays_out_of_the_durable_call(durable_stack: DurableStack) -> None:
+    # The model activity runs the same adapter, so claude-opus-4-7 never sees temperature (issue 23).
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=json.loads((PAYLOADS / "anthropic_text.json").read_text()))
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    model = AnthropicModel("claude-opus-4-7", api_key=SECRET, http_client=client)
+    agent = LlmAgent(name="c", model=model, generate_content_config=GenerateContentConfig(temperature=0.2))
+    app = durable_stack.register(App(name=f"opus_{uuid.uuid4().hex[:6]}", root_agent=agent))
+    result = await durable_stack.client.run_once(app.name, "u1", "s1", "hello")
+    assert result.final_text == "The capital of France is Paris."
+    [request] = seen
+    body = json.loads(request.content)
+    assert body["model"] == "claude-opus-4-7" and "temperature" not in body
 
 
 async def test_temporal_cli_starts_an_agent_run_with_plain_json(durable_stack: DurableStack) -> None:

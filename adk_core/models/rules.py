@@ -1,0 +1,229 @@
+"""Per-model parameter rules, kept as data: which generation settings a model family accepts.
+
+Providers move faster than agents are edited: Claude dropped ``temperature`` at Opus 4.7 (the API
+answers 400 "temperature is deprecated for this model"), OpenAI's reasoning models take only the
+default temperature and cap output with ``max_completion_tokens``. Every adapter applies these rules
+to a request before building its body: a setting the model refuses is left out, with one warning per
+(model, setting) in the process; ``App(strict_model_parameters=True)`` refuses such an agent when it
+is loaded instead (adk_core.app.check_model_parameters).
+
+Rows are matched in order (yours first, see ``register_model_rules``) against the model name and
+against its last ``/`` segment, so ``openai/gpt-5`` behind a compatible server gets gpt-5's rules.
+A name no row matches gets its provider's defaults (everything the adapter can send).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigurationError
+from ._convert import tool_choice
+from .base import GenerateContentConfig
+
+__all__ = [
+    "SETTINGS",
+    "TOOL_CHOICES",
+    "ModelRules",
+    "Refusal",
+    "apply_model_rules",
+    "builtin_model_rules",
+    "model_rules",
+    "refused_settings",
+    "register_model_rules",
+]
+
+logger = logging.getLogger("adk_core.models")
+
+SETTINGS = frozenset({"temperature", "top_p", "top_k", "seed", "stop_sequences"})
+"""The optional generation settings (GenerateContentConfig fields) a rule may refuse."""
+TOOL_CHOICES = frozenset({"auto", "none", "any", "tool"})
+"""Tool-choice modes: ``any`` is "call some tool", ``tool`` is "call this named tool"."""
+
+_HOW_TO_FIX = (
+    "remove it from the agent's generate_content_config, or, if the model does accept it, "
+    "add a row with adk_core.models.register_model_rules(ModelRules(...))"
+)
+
+
+@dataclass(frozen=True)
+class ModelRules:
+    """What one model family accepts.
+
+    Attributes:
+        pattern: a regular expression matched in full against the model name, or its last ``/`` segment.
+        accepts: the optional settings (of ``SETTINGS``) the family takes; the others are left out.
+        one_of: settings of which at most one may be sent; the first one set, in this order, is kept.
+        token_limit_field: the body field for ``max_output_tokens`` where a provider has several
+            (OpenAI: ``max_tokens`` or ``max_completion_tokens``); None means the provider's default.
+        tool_choice: the tool-choice modes (of ``TOOL_CHOICES``) the family takes; another choice is
+            left out, so the model decides (``auto``).
+        structured_output: whether ``response_schema`` / JSON mode may be sent.
+        reason: why, in a few words, repeated in the warning.
+    """
+
+    pattern: str
+    accepts: frozenset[str] = SETTINGS
+    one_of: tuple[str, ...] = ()
+    token_limit_field: str | None = None
+    tool_choice: frozenset[str] = TOOL_CHOICES
+    structured_output: bool = True
+    reason: str = ""
+    _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = (self.accepts | set(self.one_of)) - SETTINGS
+        if unknown or self.tool_choice - TOOL_CHOICES:
+            raise ConfigurationError(
+                f"ModelRules({self.pattern!r}): unknown settings {sorted(unknown | (self.tool_choice - TOOL_CHOICES))}; "
+                f"settings are {sorted(SETTINGS)}, tool choices {sorted(TOOL_CHOICES)}"
+            )
+        object.__setattr__(self, "_compiled", re.compile(self.pattern))
+
+    def matches(self, model: str) -> bool:
+        return bool(self._compiled.fullmatch(model) or self._compiled.fullmatch(model.rsplit("/", 1)[-1]))
+
+
+_SAMPLING_REMOVED = (
+    "Anthropic removed temperature, top_p and top_k at Claude Opus 4.7; the API answers 400 "
+    "'temperature is deprecated for this model'"
+)
+_OPENAI_REASONING = (
+    "OpenAI's reasoning models accept only the default temperature and top_p, and no stop sequences"
+)
+_BUILTIN: tuple[ModelRules, ...] = (
+    # Anthropic. Opus 4.7, 4.8 and every Claude 5 model: no sampling parameters at all.
+    ModelRules(
+        r"claude-(opus-4-[7-9]|(opus|sonnet|haiku)-([5-9]|[1-9][0-9])|fable|mythos)([-.].*)?",
+        accepts=frozenset({"stop_sequences"}),
+        reason=_SAMPLING_REMOVED,
+    ),
+    # The 4.1 / 4.5 / 4.6 generation: temperature or top_p, never both (400 otherwise).
+    ModelRules(
+        r"claude-(opus-4-[156]|sonnet-4-[56]|haiku-4-5)([-.].*)?",
+        accepts=frozenset({"temperature", "top_p", "top_k", "stop_sequences"}),
+        one_of=("temperature", "top_p"),
+        reason="Claude 4.1 and later answer 400 'temperature and top_p cannot both be specified'",
+    ),
+    # OpenAI. The chat variants of gpt-5 are not reasoning models and sample as gpt-4o does.
+    ModelRules(
+        r"gpt-5(\.[0-9]+)?-chat.*",
+        accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
+        token_limit_field="max_completion_tokens",
+    ),
+    ModelRules(
+        r"(gpt-5|o[1-9]|codex-).*",
+        accepts=frozenset({"seed"}),
+        token_limit_field="max_completion_tokens",
+        reason=_OPENAI_REASONING,
+    ),
+)
+
+_user_rules: list[ModelRules] = []
+_warned: set[tuple[str, str]] = set()
+
+
+def register_model_rules(*rules: ModelRules) -> None:
+    """Add rows ahead of the built-in ones (later calls win over earlier ones).
+
+    Register before building the App when it is strict, since the check runs as it is built.
+    """
+    for rule in rules:
+        _user_rules.insert(0, rule)
+
+
+def builtin_model_rules() -> tuple[ModelRules, ...]:
+    """The built-in rows, in the order they are tried (docs/models.md lists them)."""
+    return _BUILTIN
+
+
+def model_rules(model: str) -> ModelRules | None:
+    """The first row matching ``model``, or None when its provider's defaults apply."""
+    for rule in (*_user_rules, *_BUILTIN):
+        if rule.matches(model):
+            return rule
+    return None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One setting a request carries that the model (or its provider's API) does not take."""
+
+    setting: str
+    reason: str
+
+
+def refused_settings(config: GenerateContentConfig, rules: ModelRules, provider: ModelRules) -> list[Refusal]:
+    """The settings of ``config`` to leave out for a model with ``rules`` behind ``provider``'s API.
+
+    ``provider`` holds what the adapter can send at all (a setting the API has no field for, such as
+    Anthropic's missing ``seed``, is refused too rather than silently dropped).
+    """
+    refusals: list[Refusal] = []
+    for setting in sorted(SETTINGS):
+        if getattr(config, setting) is None:
+            continue
+        if setting not in provider.accepts:
+            refusals.append(Refusal(setting, f"{provider.reason} has no {setting} setting"))
+        elif setting not in rules.accepts:
+            refusals.append(Refusal(setting, rules.reason or "the model does not take it"))
+    kept = [s for s in rules.one_of if getattr(config, s) is not None and s not in {r.setting for r in refusals}]
+    for extra in kept[1:]:
+        refusals.append(Refusal(extra, f"{rules.reason or 'it takes only one of ' + ', '.join(rules.one_of)}; {kept[0]} was kept"))
+    choice = mode[0] if (mode := tool_choice(config)) else None
+    if choice is not None and config.tools and (choice not in rules.tool_choice or choice not in provider.tool_choice):
+        refusals.append(Refusal("tool_choice", f"{choice!r} tool choice is not supported; the model decides instead"))
+    if config.response_schema is not None or config.response_mime_type == "application/json":
+        if not (rules.structured_output and provider.structured_output):
+            setting = "response_schema" if config.response_schema is not None else "response_mime_type"
+            refusals.append(Refusal(setting, "the model does not take a response schema or JSON mode"))
+    return refusals
+
+
+def apply_model_rules(
+    model: str, config: GenerateContentConfig, provider: ModelRules, rules: ModelRules | None = None
+) -> tuple[GenerateContentConfig, ModelRules]:
+    """``config`` without the settings ``model`` refuses (warned about once each), and the rules used.
+
+    Args:
+        model: the model name, as the table matches it.
+        config: the request's settings; not modified.
+        provider: the adapter's own row: what its API can carry and its defaults.
+        rules: a row given to the model instance, used instead of the table.
+    """
+    rules = rules or model_rules(model) or provider
+    refusals = refused_settings(config, rules, provider)
+    if not refusals:
+        return config, rules
+    cleared: dict[str, Any] = {}
+    for refusal in refusals:
+        cleared[refusal.setting] = None
+        if refusal.setting == "response_schema":
+            cleared["response_mime_type"] = None
+        key = (model, refusal.setting)
+        if key not in _warned:
+            _warned.add(key)
+            logger.warning(
+                "model '%s' does not accept '%s' (%s), so it was left out of the request; %s. "
+                "This is said once per model and setting.",
+                model, refusal.setting, refusal.reason, _HOW_TO_FIX,
+            )  # fmt: skip
+    return config.model_copy(update=cleared), rules
+
+
+def describe_refusals(model: str, refusals: list[Refusal]) -> str:
+    """One line naming what ``model`` refuses and why, for errors raised at load time."""
+    listed = "; ".join(f"{r.setting} ({r.reason})" for r in refusals)
+    return f"model {model!r} does not accept {listed}"
+
+
+def how_to_fix() -> str:
+    return _HOW_TO_FIX
+
+
+def reset_for_tests() -> None:
+    """Forget user rows and which warnings were given (tests only)."""
+    _user_rules.clear()
+    _warned.clear()
