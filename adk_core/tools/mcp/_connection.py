@@ -145,7 +145,11 @@ class _Live:
             if isinstance(error, TimeoutError):
                 detail = f"it did not finish the MCP handshake within {timeout}"
             else:
-                detail = f"{type(error).__name__}: {error}"
+                leaf = _first_leaf(error)
+                detail = f"{type(leaf).__name__}: {leaf}" if str(leaf) else (
+                    "the connection closed before the MCP handshake (did the process exit at once? a stdio "
+                    "server's stderr goes to this process's stderr)"
+                )
             raise McpUnavailableError(
                 f"could not connect to MCP server {self._server.label()!r}: {detail}. Check the command (or "
                 "URL) and that the server speaks MCP"
@@ -233,3 +237,10 @@ class _Live:
                 yield read, write
         else:
             raise McpCallError(f"unknown MCP server kind {type(server).__name__}; use StdioServer or HttpServer")
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    """The first real error inside the task groups' ExceptionGroups the mcp client raises."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
