@@ -33,6 +33,7 @@ from adk_core.errors import ConfigurationError
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 _TURN_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 _WAIT_BUCKETS = (1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 24 * 3600.0, 7 * 24 * 3600.0)
+_QUEUE_BUCKETS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
 _COST_BUCKETS = (0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
 
 TURNS_STARTED = "adk_turns_started_total"
@@ -40,6 +41,7 @@ TURNS_COMPLETED = "adk_turns_completed_total"
 TURNS_FAILED = "adk_turns_failed_total"
 TURN_DURATION = "adk_turn_duration_seconds"
 TURN_COST = "adk_turn_cost_usd"
+QUEUED_MESSAGES = "adk_conversation_queued_messages"
 MODEL_CALLS = "adk_model_calls_total"
 MODEL_CALL_ERRORS = "adk_model_call_errors_total"
 MODEL_CALL_DURATION = "adk_model_call_duration_seconds"
@@ -60,6 +62,7 @@ HTTP_REQUEST_DURATION = "adk_http_request_duration_seconds"
 HISTOGRAM_BUCKETS: Mapping[str, tuple[float, ...]] = {
     TURN_DURATION: _TURN_BUCKETS,
     TURN_COST: _COST_BUCKETS,
+    QUEUED_MESSAGES: _QUEUE_BUCKETS,
     MODEL_CALL_DURATION: _LATENCY_BUCKETS,
     MODEL_CALL_COST: _COST_BUCKETS,
     TOOL_CALL_DURATION: _LATENCY_BUCKETS,
@@ -107,6 +110,7 @@ class TurnMetrics:
     waits_started: Any
     waits_answered: Any
     wait_duration: Any
+    queued: Any
 
     @classmethod
     def on(cls, meter: MetricMeter) -> TurnMetrics:
@@ -122,6 +126,9 @@ class TurnMetrics:
             waits_answered=meter.create_counter(HUMAN_WAITS_ANSWERED, "Questions to a person answered", "{wait}"),
             wait_duration=meter.create_histogram_float(
                 HUMAN_WAIT_DURATION, "How long a question waited for its answer", "s"
+            ),
+            queued=meter.create_histogram(
+                QUEUED_MESSAGES, "Messages ahead of a new one in its conversation when it was queued", "{message}"
             ),
         )
 

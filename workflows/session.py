@@ -387,6 +387,9 @@ class SessionWorkflow:
     def _enqueue(self, message: SendMessage) -> str:
         message_id = self._message_id(message)
         if not self._is_known(message_id):
+            if self._invoker is not None:  # how many messages this one waits behind (replay-safe meter)
+                ahead = len(self._queue) + (self._running is not None)
+                self._invoker.runtime.metrics.queued.record(ahead, {"app": self._input.app_name})
             self._queue.append(message.model_copy(update={"message_id": message_id}))
         return message_id
 

@@ -173,6 +173,9 @@ async def test_a_w1_turn_a_failed_turn_and_a_pending_confirmation(metrics: Metri
     assert value(s, "adk_turn_duration_seconds_count", **turn) == 1
     assert 0 < value(s, "adk_turn_duration_seconds_sum", **turn) < 60
     assert value(s, "adk_turn_cost_usd_sum", **turn) == pytest.approx(4 * CALL_COST)
+    # One message, queued behind none.
+    assert value(s, "adk_conversation_queued_messages_count", app=w1_app) == 1
+    assert value(s, "adk_conversation_queued_messages_sum", app=w1_app) == 0
     model = {"app": w1_app, "agent": "assistant", "provider": "scripted", "model": "w1-priced"}
     assert value(s, "adk_model_calls_total", **model) == 4
     assert value(s, "adk_model_call_errors_total", **model) == 0
