@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,8 @@ from ..agents.base import BaseAgent
 from ..app import App
 from ..errors import ConfigurationError
 from ..models.base import Model
+from .adk_criteria import SPECS, Criterion, judged_criterion
+from .adk_criteria import _camel as _get
 from .case import EvalCase
 from .metrics.base import Metric, unsupported_metric
 from .metrics.response import response_match
@@ -54,6 +56,7 @@ from .user_agents import UserAgents, scripted_user, simulated_user
 DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 _MATCH_TYPES: dict[str, MatchType] = {"EXACT": "exact", "IN_ORDER": "in_order", "ANY_ORDER": "any_order"}
 _NEEDS_EXPECTED_CONVERSATION = ("tool_trajectory_avg_score", "response_match_score")
+_SUPPORTED = ", ".join(["tool_trajectory_avg_score", "response_match_score", *SPECS])
 
 
 def load_adk_eval_set(
@@ -65,6 +68,7 @@ def load_adk_eval_set(
     trials: int = 1,
     user_simulator_model: str | Model | None = None,
     config_path: str | Path | None = None,
+    judge_model: str | Model | None = None,
 ) -> list[EvalCase]:
     """Read a google-adk eval set file into EvalCases for ``app_or_agent``.
 
@@ -76,10 +80,14 @@ def load_adk_eval_set(
         trials: trials per case.
         user_simulator_model: the model playing the user in ``conversation_scenario`` cases.
         config_path: a google-adk ``test_config.json``; default: the one beside ``path``, if any.
+        judge_model: the judge for judged criteria (``final_response_match_v2``, ``rubric_*``,
+            ``hallucinations_v1`` ...) instead of each criterion's ``judge_model_options.judge_model``;
+            the criterion's ``num_samples`` still applies.
     """
     path = Path(path)
     data = json.loads(path.read_text(encoding="utf-8"))
-    criteria = _criteria(Path(config_path) if config_path else path.with_name("test_config.json"))
+    config = Path(config_path) if config_path else path.with_name("test_config.json")
+    criteria = _criteria(config)
     if isinstance(data, list):
         raw_cases = [{"eval_id": path.name.split(".")[0], "conversation": [_old_turn(t) for t in data]}]
         set_id = path.name.split(".")[0]
@@ -94,14 +102,26 @@ def load_adk_eval_set(
     if replay_recorded_tools:
         turns = [t for raw in raw_cases for t in _get(raw, "conversation") or []]
         mocks = {**_recorded_mocks(turns), **mocks}
-    return [_case(raw, set_id, app_or_agent, criteria, mocks, trials, user_simulator_model) for raw in raw_cases]
+    options = _Import(app_or_agent, criteria, mocks, trials, user_simulator_model, judge_model, str(config))
+    return [_case(raw, set_id, options) for raw in raw_cases]
 
 
-def _case(
-    raw: Mapping[str, Any], set_id: str, system: App | BaseAgent, criteria: Mapping[str, Criterion], tool_mocks: dict[str, Any],
-    trials: int, simulator_model: str | Model | None,
-) -> EvalCase:
+@dataclass(frozen=True)
+class _Import:
+    """What every case of one load_adk_eval_set call shares."""
+
+    system: App | BaseAgent
+    criteria: Mapping[str, Criterion]
+    tool_mocks: dict[str, Any]
+    trials: int
+    simulator_model: str | Model | None
+    judge_model: str | Model | None
+    config: str
+
+
+def _case(raw: Mapping[str, Any], set_id: str, options: _Import) -> EvalCase:
     name = f"{set_id}/{_get(raw, 'eval_id')}"
+    system, tool_mocks, trials, simulator_model = options.system, options.tool_mocks, options.trials, options.simulator_model
     session_input = _get(raw, "session_input") or {}
     initial_state = scoped_from_flat(_get(session_input, "state") or {})
     scenario = _get(raw, "conversation_scenario")
@@ -113,11 +133,13 @@ def _case(
         persona = _get(scenario, "user_persona")
         if isinstance(persona, Mapping):
             persona = _get(persona, "description") or json.dumps(persona)
-        user = simulated_user(persona=str(persona or "A typical user."), plan=str(_get(scenario, "conversation_plan")),
-                              model=simulator_model)
+        persona, plan = str(persona or "A typical user."), str(_get(scenario, "conversation_plan"))
+        user = simulated_user(persona=persona, plan=plan, model=simulator_model)
+        metrics = _metrics(options, None, rubrics=_get(raw, "rubrics") or (),
+                           scenario=f"The user's persona:\n{persona}\n\nThe user's conversation plan:\n{plan}")  # fmt: skip
         return EvalCase(name, app_or_agent=system, tool_mocks=tool_mocks, user_agents=UserAgents(loop=user),
                         initial_state=initial_state, first_message=str(_get(scenario, "starting_prompt")),
-                        metrics=_metrics(criteria, None), trials=trials)  # fmt: skip
+                        metrics=metrics, trials=trials)  # fmt: skip
     turns = list(_get(raw, "conversation") or [])
     if not turns:
         raise ConfigurationError(f"eval case {name!r} has neither a conversation nor a conversation_scenario")
@@ -130,15 +152,18 @@ def _case(
         initial_state=initial_state,
         first_message=users[0],
         terminate_when=TerminateWhen(max_turns=len(users)),
-        metrics=_metrics(criteria, turns),
+        metrics=_metrics(options, turns, rubrics=_get(raw, "rubrics") or ()),
         trials=trials,
     )
 
 
-def _metrics(criteria: Mapping[str, Criterion], turns: Sequence[Any] | None) -> list[Metric]:
-    """One metric per criterion, named after it; ``turns`` None: a conversation_scenario case."""
+def _metrics(options: _Import, turns: Sequence[Any] | None, *, rubrics: Sequence[Any] = (), scenario: str | None = None) -> list[Metric]:
+    """One metric per criterion, named after it; ``turns`` None: a conversation_scenario case
+    (``scenario``: its persona and plan, for the judges)."""
     metrics: list[Metric] = []
-    for name, criterion in criteria.items():
+    references = ([_text(_get(t, "final_response")) if _get(t, "final_response") else None for t in turns]
+                  if turns is not None else None)  # fmt: skip
+    for name, criterion in options.criteria.items():
         if turns is None and name in _NEEDS_EXPECTED_CONVERSATION:
             metrics.append(unsupported_metric(name, (
                 f"criterion {name!r} needs an expected conversation to compare with; a conversation_scenario "
@@ -150,9 +175,13 @@ def _metrics(criteria: Mapping[str, Criterion], turns: Sequence[Any] | None) -> 
                 per_turn=[_tool_uses(_get(t, "intermediate_data")) for t in turns], match=criterion.match,
                 compare_args=not criterion.ignore_args, threshold=criterion.threshold, credit="all_or_nothing", name=name,
             ))  # fmt: skip
+        elif name in SPECS:
+            metrics.append(judged_criterion(
+                name, criterion, where=f"{options.config}: criterion {name!r}", references=references,
+                case_rubrics=rubrics, scenario=scenario, judge_model=options.judge_model,
+            ))  # fmt: skip
         elif name == "response_match_score":
-            assert turns is not None
-            references = [_text(_get(t, "final_response")) if _get(t, "final_response") else None for t in turns]
+            assert references is not None
             if any(r is not None for r in references):
                 metrics.append(response_match(per_turn=references, threshold=criterion.threshold, name=name))
             else:
@@ -162,20 +191,10 @@ def _metrics(criteria: Mapping[str, Criterion], turns: Sequence[Any] | None) -> 
                 )))
         else:
             metrics.append(unsupported_metric(name, (
-                f"google-adk criterion {name!r} is not supported by this importer, so it was not run; score it "
-                "with a metric of your own (EvalCase(metrics=[...])), or leave it out of test_config.json"
+                f"criterion {name!r} is not supported by this importer, so it was not run (supported: {_SUPPORTED}); "
+                "score it with a metric of your own (EvalCase(metrics=[...])), or leave it out of test_config.json"
             )))
     return metrics
-
-
-def _get(data: Any, snake: str) -> Any:
-    """``data[snake]`` or its camelCase twin (google-adk writes either)."""
-    if not isinstance(data, Mapping):
-        return None
-    if snake in data:
-        return data[snake]
-    head, *rest = snake.split("_")
-    return data.get(head + "".join(w.capitalize() for w in rest))
 
 
 def _text(content: Any) -> str:
@@ -220,17 +239,6 @@ def _old_turn(item: Mapping[str, Any]) -> dict[str, Any]:
             {"name": t["tool_name"], "args": t.get("tool_input") or {}} for t in item.get("expected_tool_use") or []
         ]},
     }
-
-
-@dataclass(frozen=True)
-class Criterion:
-    """One google-adk criterion of a test_config.json: its threshold and, for trajectories, how to match."""
-
-    threshold: float
-    match: MatchType = "exact"
-    ignore_args: bool = False
-    options: Mapping[str, Any] = field(default_factory=dict)
-    """Everything else the criterion carries (judge options, rubrics ...), as written."""
 
 
 def _criteria(config: Path) -> dict[str, Criterion]:

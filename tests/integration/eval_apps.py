@@ -6,14 +6,28 @@
     failing             one case whose metric fails, for the CLI's exit code
     stops               a failing case then a passing one, for stop_on_first_failure
     unchecked           a passing case and one without metrics: not evaluated, so the run fails
+    imported            google-adk's weather eval set with judged criteria (data/judged_test_config.json):
+                        two static cases pass, the scenario case is not evaluated on its trajectory
 
 Every model here is a function of the request (a retry or replay answers the same).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
-from adk_core.eval import EvalCase, ToolMock, metric, passthrough, state_metric, tool_trajectory
+from adk_core.eval import (
+    END_CONVERSATION,
+    EvalCase,
+    ToolMock,
+    load_adk_eval_set,
+    metric,
+    passthrough,
+    state_metric,
+    tool_trajectory,
+)
 from adk_core.models import LlmResponse, function_call_response, text_response
 
 
@@ -101,3 +115,43 @@ unchecked = [
     ),
 ]
 """``unchecked-greets`` passes; ``unchecked-no-metrics`` checks nothing, so it is not evaluated."""
+
+
+def get_weather(city: str) -> dict:
+    """Current weather for a city (the eval set's recorded responses answer instead)."""
+    raise AssertionError("the eval set's recorded responses answer get_weather")
+
+
+def _weather_script(request: LlmRequest) -> LlmResponse:
+    if request.contents[-1].function_responses():
+        w = _responses(request)[-1][1]
+        return text_response(f"It is {w['sky']} in {w['city']}, {w['celsius']} degrees.")
+    said = [c.text for c in request.contents if c.role == "user" and c.text][-1]
+    city = next((c for c in ("Paris", "Rome") if c.lower() in said.lower()), None)
+    if city is None:
+        return text_response("Hello! Ask me about the weather in any city.")
+    return function_call_response("get_weather", {"city": city})
+
+
+def _judge_script(request: LlmRequest) -> LlmResponse:
+    """Agrees when the last agent line names the reference's sky (or there is no reference)."""
+    rubric, transcript = (request.contents[-1].text or "").split("\nTranscript:\n", 1)
+    last = [line for line in transcript.splitlines() if line.startswith("[weather_agent]")][-1]
+    reference = rubric.split("Reference answer:\n", 1)[1] if "Reference answer:\n" in rubric else None
+    agrees = reference is None or any(word in reference and word in last for word in ("sunny", "rainy", "Hello"))
+    return text_response(json.dumps({"passed": agrees, "reasoning": f"reference: {reference!r}"}))
+
+
+def _user_script(request: LlmRequest) -> LlmResponse:
+    said = [c.text for c in request.contents if c.role == "user" and c.text]
+    return text_response("What is the weather in Paris?" if len(said) < 2 else END_CONVERSATION)
+
+
+imported = load_adk_eval_set(
+    Path(__file__).parents[1] / "unit" / "eval" / "data" / "weather.evalset.json",
+    LlmAgent(name="weather_agent", model=ScriptedModel(_weather_script, name="scripted-weather"), tools=[get_weather]),
+    config_path=Path(__file__).parent / "data" / "judged_test_config.json",
+    user_simulator_model=ScriptedModel(_user_script, name="scripted-traveller"),
+    judge_model=ScriptedModel(_judge_script, name="scripted-judge"),
+)
+"""google-adk's weather set with judged criteria: both static cases pass; the scenario case is not evaluated."""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from adk_core.eval import run_eval
+from adk_core.eval import run_eval, run_eval_suite
 from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
 from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
@@ -21,6 +21,7 @@ from adkt.embedded import TemporalDevServer
 from adkt.embedded.temporal import temporal_binary
 from examples.eval_chest_pain import chest_pain_case
 from tests.integration.conftest import DurableStack
+from tests.integration.eval_apps import imported
 
 pytestmark = pytest.mark.integration
 
@@ -116,3 +117,16 @@ async def test_stop_on_first_failure_skips_the_rest(durable_stack: DurableStack)
                              stop_on_first_failure=True)  # fmt: skip
     assert [(r.name, r.status) for r in suite.results] == [("stop-greets", "failed")]
     assert suite.summary.skipped == 1 and not suite.passed
+
+
+async def test_an_imported_google_adk_set_with_judged_criteria_scores_durably_as_in_process(durable_stack: DurableStack) -> None:
+    local = await run_eval_suite(imported)
+    suite = await _run_suite(durable_stack, suite="tests.integration.eval_apps:imported")
+    assert [(r.name, r.status) for r in suite.results] == [(r.name, r.status) for r in local.results] == [
+        ("weather_set/paris_then_rome", "passed"), ("weather_set/greeting", "passed"),
+        ("weather_set/planned_trip", "not_evaluated"),
+    ]
+    for durable, in_process in zip(suite.results, local.results, strict=True):
+        assert {k: m.model_dump() for k, m in durable.metrics.items()} == {k: m.model_dump() for k, m in in_process.metrics.items()}
+    assert suite.results[0].metrics["final_response_match_v2"].value == [1.0, 1.0]
+    assert suite.summary.not_evaluated == 1 and not suite.passed

@@ -94,12 +94,16 @@ class LlmJudge:
     agents: tuple[LlmAgent, ...] = field(default=())
 
     async def evaluate(self, trace: Trace, ctx: MetricContext) -> MetricResult:
+        return await self.judge(trace.transcript(), ctx)
+
+    async def judge(self, transcript: str, ctx: MetricContext, *, rubric: str | None = None) -> MetricResult:
+        """Ask ``num_samples`` verdicts on ``transcript`` against ``rubric`` (default: the metric's prompt)."""
         if ctx.run_judge is None:
             raise ConfigurationError(
                 f"llm_judge {self.name!r} needs a way to call its model; score with run_eval / drive_case, or "
                 "evaluate_trace(..., run_judge=...)"
             )
-        message = Content.user(f"Rubric:\n{self.prompt.strip()}\n\nTranscript:\n{trace.transcript()}")
+        message = Content.user(f"Rubric:\n{(rubric or self.prompt).strip()}\n\nTranscript:\n{transcript}")
         verdicts: list[Verdict] = []
         for _ in range(self.num_samples):
             # Samples run one after another: each is its own model call (its own activity when durable).
