@@ -41,12 +41,16 @@ async def _store_eval_run(database_url: str, run_id: str, app_name: str) -> None
                 case_name=case, trial=0, status="passed" if passed else "failed", metrics=metrics, turns=2,
                 duration_ms=840.0,
             ))  # fmt: skip
+        unchecked = {"safety_v1": MetricResult(False, evaluated=False, evidence=["criterion 'safety_v1' is not supported"])}
+        await store.record_trial(run_id, TrialRecord(case_name="tone_policy", trial=0, status="not_evaluated",
+                                                     metrics=unchecked, turns=1))  # fmt: skip
         await store.finish_run(
-            run_id, status="completed", summary=EvalSummary(total=2, passed=1, failed=1, pass_hat_k=0.5),
+            run_id, status="failed", summary=EvalSummary(total=3, passed=1, failed=1, not_evaluated=1, pass_hat_k=1 / 3),
             cases=[CaseRecord(case_name="refund_within_policy", status="passed", passed_trials=1, pass_hat_k=1.0,
                               duration_ms=840.0),
                    CaseRecord(case_name="escalate_angry_customer", status="failed", passed_trials=0, pass_hat_k=0.0,
-                              duration_ms=840.0)],
+                              duration_ms=840.0),
+                   CaseRecord(case_name="tone_policy", status="not_evaluated", passed_trials=0, pass_hat_k=0.0)],
         )  # fmt: skip
     finally:
         await store.close()
@@ -125,10 +129,14 @@ async def test_chat_stream_and_approve_from_the_page(
 
             await page.get_by_role("link", name="Eval runs").click()
             await page.get_by_role("link", name=run_id).click()
-            await expect(page.get_by_test_id("run")).to_contain_text("1 passed, 1 failed, 0 errors of 2")
+            await expect(page.get_by_test_id("run")).to_contain_text("1 passed, 1 failed, 0 errors, 1 not evaluated of 3")
             await expect(page.get_by_test_id("run")).to_contain_text("examples.support_desk_evals:cases")
             await expect(page.get_by_test_id("cases")).to_contain_text("escalate_angry_customer")
             await expect(page.get_by_test_id("trials")).to_contain_text("tool_trajectory")
+            # A case nothing checked shows as such, with why: never as passed.
+            await expect(page.get_by_test_id("cases").locator(".badge.not-evaluated")).to_have_text("not_evaluated")
+            await expect(page.get_by_test_id("trials")).to_contain_text(
+                "not evaluated: safety_v1 (criterion 'safety_v1' is not supported)")
             await screenshots.take(page, "dev-evals")
 
             await page.goto(f"{base}/sim")
