@@ -34,6 +34,7 @@ from typing import Any
 
 from adk_core import App, InMemoryRunner, LlmRequest, LlmResponse, ScriptedModel
 from adk_core.agents.context import InvocationContext, ToolContext
+from adk_core.agents.run_config import RunConfig
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.models.base import Model
 from adk_core.runtime import LocalRuntime
@@ -72,6 +73,8 @@ _SITE_PACKAGES = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")
 
 CHECK_MESSAGE = "Hello! (a scripted turn from adkt check)"
 CHECK_TIMEOUT_SECONDS = 30.0
+CHECK_MAX_MODEL_CALLS = 25
+"""Model calls per scripted turn: a script that loops on a tool is cut short (and says so)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,11 @@ async def check_app(app: App, *, messages: tuple[str, ...] = (CHECK_MESSAGE,), t
         async with asyncio.timeout(timeout):
             for message in messages:
                 with watch.active():
-                    await runner.run(message, user_id="adkt-check", session_id="adkt-check")
+                    async for _ in runner.run_async(
+                        user_id="adkt-check", session_id="adkt-check", new_message=Content.user(message),
+                        run_config=RunConfig(max_llm_calls=CHECK_MAX_MODEL_CALLS),
+                    ):
+                        pass
     except TimeoutError:
         report.stopped = f"no answer within {timeout:g} s (a callback that waits on something?)"
     except Exception as e:  # noqa: BLE001  (the findings so far stand; the report says the turn stopped)
@@ -236,10 +243,14 @@ class _CheckRuntime(LocalRuntime):
     def __init__(self, watch: _Watch) -> None:
         self.watch = watch
         self._visited: set[str] = set()
+        # SimulatorPlugin asks a person through the runtime's channel when it has one: here a
+        # scripted decision, so the turn goes on instead of waiting for someone.
+        self.simulator_channel = _ScriptedDecisions()
 
     async def generate_content(
         self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
     ) -> AsyncIterator[LlmResponse]:
+        await asyncio.sleep(0)  # a turn that never waits on anything would otherwise never see its timeout
         with self.watch.paused():
             if isinstance(model, ScriptedModel):
                 responses = [r async for r in model.generate_content(request, stream=stream)]
@@ -266,6 +277,13 @@ class _CheckRuntime(LocalRuntime):
 
     async def run_sync(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)  # as in the workflow: no threads (and the watch is per thread)
+
+
+class _ScriptedDecisions:
+    """A person in the simulator who always answers with the same text."""
+
+    async def ask(self, ask: Any, ctx: InvocationContext) -> dict[str, Any]:
+        return {"candidates": [{"content": {"role": "model", "parts": [{"text": "adkt check: a scripted decision"}]}}]}
 
 
 def _made_up_args(tool: BaseTool) -> dict[str, Any]:

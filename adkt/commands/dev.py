@@ -46,6 +46,7 @@ async def _dev(
     from adkt.commands._apps import load_app
     from adkt.commands._stack import embedded_stack, wait_for_signal
     from adkt.commands.web import dev_backend
+    from adkt.web.security import web_access
     from adkt.web.serve import bind, durable_service, serving
 
     # Before any client connects (it routes the Rust core's log too): failed workflow tasks and
@@ -66,7 +67,8 @@ async def _dev(
     simulator = durable_service(stack.database_url, stack.client.client)
     api = dev_backend(stack.client, stack.database_url, apps, specs, stack.temporal.ui_url)  # the dev page and API
     try:
-        sim_cm = serving(simulator, port=sim_port, api=api)
+        access = web_access("127.0.0.1", settings.web)
+        sim_cm = serving(simulator, port=sim_port, api=api, access=access)
         sim_url = await sim_cm.__aenter__()
     except BaseException:
         await api.close()

@@ -17,6 +17,16 @@ def sim(
     port: Annotated[int, typer.Option("--port", help="port of the page and API")] = 8710,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option("--allowed-host", help="a Host name to answer for besides the loopback names and --host "
+                     "(repeatable; also ADK_ALLOWED_HOSTS)"),
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option("--insecure", help="serve a non-loopback --host without authentication (anyone who reaches the "
+                     "port is an operator; docs/security.md)"),
+    ] = False,
     export: Annotated[
         str | None,
         typer.Option("--export", metavar="SESSION_ID", help="print a simulator session as JSON for an eval case, and exit"),
@@ -30,7 +40,7 @@ def sim(
     if export is not None:
         run_async(_export(export, database_url))
         return
-    run_async(_sim(host, port, address, database_url))
+    run_async(_sim(host, port, address, database_url, allowed_host or [], insecure))
 
 
 async def _export(session_id: str, database_url: str | None) -> None:
@@ -47,19 +57,24 @@ async def _export(session_id: str, database_url: str | None) -> None:
     print(exported.model_dump_json(indent=2))
 
 
-async def _sim(host: str, port: int, address: str | None, database_url: str | None) -> None:
+async def _sim(
+    host: str, port: int, address: str | None, database_url: str | None, allowed_hosts: list[str], insecure: bool
+) -> None:
     from adk_core.sql import migrate
     from adkt.client import connect
     from adkt.commands._devstate import resolve
+    from adkt.web.security import web_access
     from adkt.web.serve import durable_service, server
 
-    target = resolve(Settings.load(), address=address, database_url=database_url)
+    settings = Settings.load()
+    access = web_access(host, settings.web, allowed_hosts=allowed_hosts, insecure=insecure)
+    target = resolve(settings, address=address, database_url=database_url)
     url = _require_url(target.database_url)
     await migrate(url)
     client = await connect(target.address, namespace=target.namespace)
     service = durable_service(url, client)
-    err.print(f"simulator on http://{host}:{port} (Temporal at {target.address})")
+    err.print(f"simulator on http://{host}:{port} (Temporal at {target.address}; {access.describe()})")
     try:
-        await server(service, host=host, port=port).serve()
+        await server(service, host=host, port=port, access=access).serve()
     finally:
         await service.store.close()

@@ -30,6 +30,16 @@ Apps = Annotated[
 ]
 Host = Annotated[str, typer.Option("--host", help="interface to listen on")]
 Port = Annotated[int, typer.Option("--port", help="port of the page and API (0: any free port)")]
+AllowedHosts = Annotated[
+    list[str] | None,
+    typer.Option("--allowed-host", help="a Host name to answer for besides the loopback names and --host, e.g. "
+                 "app.example.com or .example.com (repeatable; also ADK_ALLOWED_HOSTS)"),
+]  # fmt: skip
+Insecure = Annotated[
+    bool,
+    typer.Option("--insecure", help="serve a non-loopback --host without authentication (anyone who reaches the "
+                 "port is an operator; docs/security.md)"),
+]  # fmt: skip
 Address = Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS, then .adk/dev.json)")]
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database (default: ADK_DATABASE_URL)")]
 MetricsPort = Annotated[
@@ -44,16 +54,20 @@ TemporalUi = Annotated[
 
 
 def web(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
-        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None, metrics_port: MetricsPort = None) -> None:  # fmt: skip
+        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None,
+        allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None) -> None:  # fmt: skip
     """Serve the dev chat page (pick an app, chat, answer confirmations, browse sessions and eval runs),
     the HTTP API under /api/v1 and the agent simulator's page at /sim."""
-    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True, metrics_port=metrics_port))
+    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True,
+                     allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port))  # fmt: skip
 
 
 def api(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
-        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None, metrics_port: MetricsPort = None) -> None:  # fmt: skip
+        database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None,
+        allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None) -> None:  # fmt: skip
     """Serve the HTTP API under /api/v1 (its OpenAPI schema at /api/v1/openapi.json; docs/web.md)."""
-    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False, metrics_port=metrics_port))
+    run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False,
+                     allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port))  # fmt: skip
 
 
 @dataclass
@@ -136,10 +150,12 @@ async def web_stack(
 
 
 async def _serve(specs: list[str], host: str, port: int, address: str | None, database_url: str | None,
-                 temporal_ui: str | None, *, page: bool, metrics_port: int | None = None) -> None:  # fmt: skip
+                 temporal_ui: str | None, *, page: bool, allowed_hosts: list[str], insecure: bool,
+                 metrics_port: int | None = None) -> None:  # fmt: skip
     from adk_core.sessions.sql import migrate
     from adkt.commands._stack import wait_for_signal
     from adkt.web.api.backend import ApiBackend
+    from adkt.web.security import web_access
     from adkt.web.serve import bind, durable_service, serving
 
     bind(host, port).close()  # a taken port fails now, before anything starts
@@ -152,6 +168,7 @@ async def _serve(specs: list[str], host: str, port: int, address: str | None, da
         Runtime.set_default(runtime_with_metrics(TelemetryConfig(), metrics_port), error_if_already_set=False)
         err.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics", highlight=False)
     settings = Settings.load()
+    access = web_access(host, settings.web, allowed_hosts=allowed_hosts, insecure=insecure)
     async with web_stack(specs, settings, address=address, database_url=database_url, temporal_ui=temporal_ui) as (
         stack, specs,
     ):  # fmt: skip
@@ -160,9 +177,11 @@ async def _serve(specs: list[str], host: str, port: int, address: str | None, da
         backend = ApiBackend.open(stack.client, stack.database_url, apps=infos, temporal_ui=stack.temporal_ui)
         simulator = durable_service(stack.database_url, stack.client.client) if page else None
         try:
-            async with serving(simulator, host=host, port=port, api=backend, page=page) as url:
+            async with serving(simulator, host=host, port=port, api=backend, page=page, access=access) as url:
                 what = "dev page" if page else "HTTP API"
                 names = ", ".join(i.name for i in infos) or "any app a worker serves"
+                err.print(access.describe(), style="bold red" if access.anonymous is not None and
+                          access.anonymous.via == "insecure" else None, markup=False)  # fmt: skip
                 err.print(f"{what} on [link={url}]{url}[/link]  (apps: {names}; API {url}/api/v1, "
                           f"schema {url}/api/v1/openapi.json)  Ctrl-C stops", highlight=False)  # fmt: skip
                 await wait_for_signal()

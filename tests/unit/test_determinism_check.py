@@ -84,3 +84,12 @@ async def test_adkt_check_exit_codes_and_output() -> None:
     assert "ok      good_desk" in good.stderr
     shown = await asyncio.to_thread(_adkt, "check", "--help")
     assert shown.returncode == 0 and "time.time()" in shown.stdout
+
+
+async def test_a_simulator_wait_is_answered_and_a_looping_script_is_cut_short() -> None:
+    """Neither may hold up `adkt worker`'s start: a person in the simulator gets a scripted decision,
+    and a script that calls a tool 680 times stops at the check's model-call limit, saying so."""
+    simulated = await asyncio.wait_for(check_app(replay_apps.simulator), timeout=10)
+    assert simulated.ok and simulated.stopped is None, simulated.lines()
+    looping = await asyncio.wait_for(check_app(replay_apps.long_turn), timeout=10)
+    assert looping.ok and looping.stopped is not None and "max_llm_calls" in looping.stopped
