@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import WorkflowHistory
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, WorkflowRunner
 
 from adk_core import App
@@ -135,14 +136,15 @@ def _first_input(started: dict[str, Any]) -> Any:
 
 
 def replayer(
-    apps: Sequence[App], *, passthrough_modules: Sequence[str] = (), workflow_runner: WorkflowRunner | None = None
+    apps: Sequence[App], *, passthrough_modules: Sequence[str] = (), workflow_runner: WorkflowRunner | None = None,
+    data_converter: DataConverter | None = None,
 ) -> Replayer:
     """A Replayer set up as ``build_worker`` sets up a worker for ``apps``."""
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
     return Replayer(
         workflows=WORKFLOWS,
         interceptors=[AppsInterceptor(AppRegistry(apps))],
-        data_converter=adk_data_converter,
+        data_converter=data_converter or adk_data_converter,
         workflow_runner=workflow_runner or sandbox_runner(sorted(m for m in modules if not m.startswith("adk_core"))),
         workflow_failure_exception_types=[AdkError],
     )
@@ -153,6 +155,7 @@ async def replay_histories(
     *,
     apps: Sequence[App],
     passthrough_modules: Sequence[str] = (),
+    data_converter: DataConverter | None = None,
     raise_on_failure: bool = True,
 ) -> list[HistoryReplay]:
     """Replay each history against this code with ``apps``; the verdict on each, in order.
@@ -161,6 +164,8 @@ async def replay_histories(
         histories: files exported with ``temporal workflow show --output json``, or WorkflowHistory objects.
         apps: the apps the workers of this build serve (the histories' apps must be among them).
         passthrough_modules: as for ``build_worker``.
+        data_converter: the workers' converter when it is not ours as it is: histories whose payloads
+            a codec encrypted need ``dataclasses.replace(adk_data_converter, payload_codec=codec)``.
         raise_on_failure: raise ReplayFailedError naming every history that fails (the default, for
             tests); False returns the failures in the list instead.
 
@@ -184,7 +189,8 @@ async def replay_histories(
     verdicts: list[HistoryReplay] = []
     # One result per history, in order (replay_workflows keys failures by run id, which two
     # exports of one run would share).
-    async with replayer(apps, passthrough_modules=passthrough_modules).workflow_replay_iterator(each()) as results:
+    replay = replayer(apps, passthrough_modules=passthrough_modules, data_converter=data_converter)
+    async with replay.workflow_replay_iterator(each()) as results:
         async for (source, history), result in _zip(loaded, results):
             verdicts.append(HistoryReplay(
                 source=source, workflow_id=history.workflow_id, workflow_type=_workflow_type(history),
