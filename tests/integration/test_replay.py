@@ -53,6 +53,22 @@ def test_workflow_ids_are_read_from_the_histories() -> None:
     assert load_history(record_histories.HISTORIES / "children.json").workflow_id == "replay-children"
 
 
+@pytest.mark.parametrize(
+    ("history", "expected"),
+    [
+        ("children", "replay-children"),  # from the ids of the children it started
+        ("session_pending_confirmation", "adk-session/replay_confirm/replay-user/confirm-session"),  # from its input
+    ],
+)
+def test_without_the_id_in_the_start_event_it_is_inferred(history: str, expected: str, tmp_path: Path) -> None:
+    """Older servers leave the workflow id out of the start event of an exported history."""
+    data = json.loads((record_histories.HISTORIES / f"{history}.json").read_text())
+    del data["events"][0]["workflowExecutionStartedEventAttributes"]["workflowId"]
+    stripped = tmp_path / "exported.json"
+    stripped.write_text(json.dumps(data))
+    assert load_history(stripped).workflow_id == expected
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=_stem)
 async def test_history_replays(path: Path) -> None:
     [verdict] = await replay_histories([path], apps=replay_apps.apps())
