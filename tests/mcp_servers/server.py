@@ -80,6 +80,17 @@ def header(name: str, ctx: Context) -> str:
 
 
 @server.tool()
+async def slow_once(marker: str, ctx: Context) -> str:
+    """Hangs for a minute the first time (writing ``marker`` with this process's id), answers at once after."""
+    _record("slow_once", ctx)
+    path = Path(marker)
+    if not path.exists():
+        path.write_text(str(os.getpid()))
+        await asyncio.sleep(60)
+    return f"done in {os.getpid()}"
+
+
+@server.tool()
 def secret(ctx: Context) -> str:
     """A tool the tests hide with a filter."""
     _record("secret", ctx)
