@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from eval_fixtures import agent
 
-from adk_core.eval import EvalCase, MetricResult, metric, run_eval, run_eval_suite
+from adk_core.eval import EvalCase, MetricResult, assert_eval_passes, metric, run_eval, run_eval_suite
 from adk_core.eval.metrics import unsupported_metric
 from adk_core.eval.results import combine_trials
 from adk_core.models import text_response
@@ -47,3 +47,11 @@ async def test_trials_of_an_unchecked_case_combine_as_not_evaluated() -> None:
 def test_a_result_that_was_not_evaluated_cannot_pass() -> None:
     with pytest.raises(ValueError, match="not evaluated"):
         MetricResult(True, evaluated=False)
+
+
+async def test_assert_eval_passes_refuses_an_unchecked_case_and_says_why() -> None:
+    with pytest.raises(AssertionError, match="not_evaluated after 1 turn") as raised:
+        await assert_eval_passes(_case("unchecked"))
+    assert "the case has no metrics" in str(raised.value)
+    with pytest.raises(AssertionError, match=r"1 not evaluated"):
+        await assert_eval_passes([_case("unchecked")])
