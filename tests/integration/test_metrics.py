@@ -92,16 +92,20 @@ class Metrics:
         self.url, self.client, self.apps, self.held = url, client, apps, held
 
     async def scrape(self, url: str | None = None) -> dict[tuple[str, frozenset], float]:
-        """Every sample of the endpoint, by name and labels (``service_name`` left out)."""
-        async with httpx.AsyncClient(timeout=10) as http:
-            response = await http.get(url or self.url)
-        assert response.status_code == 200, response.text
-        samples = {}
-        for family in text_string_to_metric_families(response.text):
-            for s in family.samples:
-                labels = frozenset((k, v) for k, v in s.labels.items() if k != "service_name")
-                samples[(s.name, labels)] = s.value
-        return samples
+        return await scrape(url or self.url)
+
+
+async def scrape(url: str) -> dict[tuple[str, frozenset], float]:
+    """Every sample of the endpoint, by name and labels (``service_name`` left out)."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.get(url)
+    assert response.status_code == 200, response.text
+    samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for s in family.samples:
+            labels = frozenset((k, v) for k, v in s.labels.items() if k != "service_name")
+            samples[(s.name, labels)] = s.value
+    return samples
 
 
 def value(samples: dict[tuple[str, frozenset], float], name: str, **labels: str) -> float:
@@ -219,57 +223,91 @@ async def test_a_w1_turn_a_failed_turn_and_a_pending_confirmation(metrics: Metri
     assert value(s, "adk_turns_completed_total", app=confirm) == 2
 
 
-@contextlib.asynccontextmanager
-async def _adkt_api(durable_stack: DurableStack, metrics: Metrics, log: Path) -> AsyncIterator[tuple[str, str]]:
-    port, metrics_port = _free_port(), _free_port()
-    env = {**os.environ, "ADK_TASK_QUEUE": metrics.client.task_queue, "ADK_METRICS_PORT": str(metrics_port)}
-    args = ["api", "--app", metrics.apps["held"].name, "--address", durable_stack.address,
-            "--database-url", durable_stack.database_url, "--port", str(port)]  # fmt: skip
+def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "adkt.main", *args], stdout=out, stderr=subprocess.STDOUT,
-                                   cwd=ROOT, env=env)  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(timeout=5) as http:
-            for _ in range(300):  # bounded: 30 s
-                if process.poll() is not None:
-                    pytest.fail(f"adkt api exited: {log.read_text()}")
-                with contextlib.suppress(httpx.TransportError):
-                    if (await http.get(base + "/api/v1/apps")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)
-            else:
-                pytest.fail(f"adkt api did not answer in 30 s: {log.read_text()}")
-        yield base, f"http://127.0.0.1:{metrics_port}/metrics"
-    finally:
-        process.send_signal(signal.SIGINT)
-        code = await asyncio.to_thread(process.wait, 30)
+        return subprocess.Popen([sys.executable, *args], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+
+
+async def _until_ready(process: subprocess.Popen, ready: Any, log: Path) -> None:
+    for _ in range(600):  # bounded: 60 s on a loaded machine
+        if process.poll() is not None:
+            pytest.fail(f"{process.args} exited: {log.read_text()}")
+        if await ready():
+            return
+        await asyncio.sleep(0.1)
+    pytest.fail(f"{process.args} did not start in 60 s: {log.read_text()}")
+
+
+async def _stop(process: subprocess.Popen, log: Path) -> None:
+    process.send_signal(signal.SIGINT)
+    code = await asyncio.to_thread(process.wait, 30)
     assert code in (0, 130), log.read_text()
 
 
-async def test_the_http_api_counts_requests_and_open_streams(
-    durable_stack: DurableStack, metrics: Metrics, tmp_path: Path
+async def test_worker_and_api_processes_serve_their_metrics(
+    durable_stack: DurableStack, temporal_server: TemporalDevServer, metrics: Metrics, tmp_path: Path
 ) -> None:
+    """The production paths, both processes started at once: `python worker.py --metrics-port`
+    (configure_logging's runtime, log forwarding kept) after a W1 turn of examples/w1.py, and
+    `adkt api` with ADK_METRICS_PORT while a turn streams."""
+    worker_port, api_port, api_metrics = _free_port(), _free_port(), _free_port()
+    queue = f"adk-metrics-cli-{uuid.uuid4().hex[:6]}"
+    worker_log, api_log = tmp_path / "worker.log", tmp_path / "api.log"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))} | {"PYTHONPATH": str(ROOT)}
+    worker = _spawn(["worker.py", "--app", "examples.w1:app", "--address", temporal_server.address,
+                     "--database-url", durable_stack.database_url, "--task-queue", queue,
+                     "--metrics-port", str(worker_port)], clean, worker_log)  # fmt: skip
     held = metrics.apps["held"].name
-    async with _adkt_api(durable_stack, metrics, tmp_path / "api.log") as (base, metrics_url):
+    api_env = clean | {"ADK_TASK_QUEUE": metrics.client.task_queue, "ADK_METRICS_PORT": str(api_metrics)}
+    api = _spawn(["-m", "adkt.main", "api", "--app", held, "--address", durable_stack.address,
+                  "--database-url", durable_stack.database_url, "--port", str(api_port)], api_env, api_log)  # fmt: skip
+    base = f"http://127.0.0.1:{api_port}"
+    try:
+        async def worker_ready() -> bool:
+            return "metrics: http://" in worker_log.read_text()
+
+        async def api_ready() -> bool:
+            async with httpx.AsyncClient(timeout=5) as http:
+                with contextlib.suppress(httpx.TransportError):
+                    return (await http.get(base + "/api/v1/apps")).status_code == 200
+            return False
+
+        await asyncio.gather(_until_ready(worker, worker_ready, worker_log), _until_ready(api, api_ready, api_log))
+        client = AdkClient(durable_stack.client.client, task_queue=queue)
+        result = await asyncio.wait_for(client.send("w1", "u", uuid.uuid4().hex[:8], w1.USER_MESSAGE), 60)
+        w1.check_turn(result.events)
+        w = await scrape(f"http://127.0.0.1:{worker_port}/metrics")
+
         path = f"/api/v1/apps/{held}/users/u/sessions/{uuid.uuid4().hex[:8]}/messages/stream"
         async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-            assert (await http.get("/api/v1/apps")).status_code == 200
-            assert (await http.get("/api/v1/apps/nope/users/u/sessions/s")).status_code in (404, 422)
+            assert (await http.get("/api/v1/no-such-route")).status_code == 404
             async with aconnect_sse(http, "POST", path, json={"text": "hold"}) as source:
                 events = source.aiter_sse()
                 assert (await anext(events)).event == "start"
                 await asyncio.wait_for(metrics.held.started.wait(), 30)
-                during = await metrics.scrape(metrics_url)
+                during = await scrape(f"http://127.0.0.1:{api_metrics}/metrics")
                 metrics.held.release.set()
                 kinds = [sse.event async for sse in events]
         assert kinds[-1] == "done", kinds
-        after = await metrics.scrape(metrics_url)
+        after = await scrape(f"http://127.0.0.1:{api_metrics}/metrics")
+    finally:
+        await asyncio.gather(_stop(worker, worker_log), _stop(api, api_log))
+
+    assert value(w, "adk_turns_completed_total", app="w1", agent="assistant", task_queue=queue) == 1
+    assert value(w, "adk_model_calls_total", app="w1", model="w1-scripted", provider="scripted") == 4
+    assert value(w, "adk_model_tokens_total", app="w1") == 0  # W1's scripted model reports no usage
+    assert value(w, "adk_tool_calls_total", app="w1", tool="add") == 2
+    assert value(w, "adk_tool_calls_total", app="w1", tool="lookup") == 1
+    # Temporal's SDK metrics, from the same runtime: not replaced by ours.
+    assert value(w, "temporal_activity_execution_latency_count", task_queue=queue) == 7
+    assert value(w, "temporal_worker_task_slots_available", task_queue=queue) > 0
+
     stream = "/api/v1/apps/{app}/users/{user}/sessions/{session}/messages/stream"
     assert value(during, "adk_streams_open", route=stream) == 1
     assert value(after, "adk_streams_open", route=stream) == 0
-    assert value(after, "adk_http_requests_total", route="/api/v1/apps", method="GET", status="200") >= 2
+    assert value(after, "adk_http_requests_total", route="/api/v1/apps", method="GET", status="200") >= 1
+    assert value(after, "adk_http_requests_total", route="unmatched", method="GET", status="404") == 1
     assert value(after, "adk_http_requests_total", route=stream, method="POST", status="200") == 1
-    assert value(after, "adk_http_request_duration_seconds_count", route="/api/v1/apps") >= 2
+    assert value(after, "adk_http_request_duration_seconds_count", route="/api/v1/apps") >= 1
     # The API's Temporal client reports through the same runtime (the SDK's own client metrics).
     assert value(after, "temporal_request_total") + value(after, "temporal_long_request_total") > 0
