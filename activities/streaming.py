@@ -33,6 +33,7 @@ from adk_core.runtime import wall_clock
 from adk_core.sql import dumps_model, jsonb_param
 from adk_core.sql.schema import stream_chunks
 from adk_core.types import Event
+from adk_temporal.encryption import process_codec, seal_json
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ class ChunkPublisher:
         self._closing = False
         self._failed = False
         self._task: asyncio.Task[None] | None = None
+        self._codec = process_codec()  # partial text is as private as the answer: encrypted at rest too
 
     def start(self) -> None:
         # The start row carries the reset event a client shows when it must discard this call's
@@ -136,7 +138,8 @@ class ChunkPublisher:
         target = self._target
         self._queue.append({
             "stream_id": target.stream_id, "call": target.call, "attempt": self._attempt, "seq": self._seq,
-            "after_events": target.after_events, "kind": kind, "create_time": wall_clock(), "event": data,
+            "after_events": target.after_events, "kind": kind, "create_time": wall_clock(),
+            "event": seal_json(data, self._codec),
         })
         self._seq += 1
         self._wake.set()

@@ -37,7 +37,7 @@ from adk_temporal.activities.eval_activities import EvalActivities
 from adk_temporal.activities.eval_cases import register_cases
 from adk_temporal.metrics import runtime_with_metrics
 from adk_temporal.workflows import TASK_QUEUE, AdkPlugin, app_task_queue
-from adk_temporal.workflows.converter import adk_data_converter
+from adk_temporal.workflows.converter import adk_converter
 from adk_temporal.workflows.payload_storage import with_payload_storage
 
 LOG_LEVEL_ENV = "ADK_LOG_LEVEL"
@@ -276,7 +276,8 @@ def build_worker(
     # would be applied a second time, so the worker gets a copy of the client without it.
     config = client.config()
     config["plugins"] = [p for p in config.get("plugins", []) if not isinstance(p, AdkPlugin)]
-    config["data_converter"] = with_payload_storage(adk_data_converter, payload_storage)
+    # The client's converter keeps its codec (a user's encryption); ours converts the values.
+    config["data_converter"] = with_payload_storage(adk_converter(config.get("data_converter")), payload_storage)
     client = Client(**config)
     # A conversation's next task waits this long on the sticky queue of the worker that ran the
     # last one before any worker may take it: 10 s by default, which a dead worker adds to every

@@ -18,6 +18,7 @@ from adk_core.errors import ConfigurationError
 from adk_core.sql import postgres_url
 from adk_core.types import Event
 from adk_temporal.activities.streaming import STREAM_RESET, channel_name, is_stream_reset
+from adk_temporal.encryption import open_json, process_codec
 
 _READ = (
     "SELECT id, call, attempt, after_events, kind, event FROM adk_stream_chunks "
@@ -74,7 +75,8 @@ class StreamFollower:
             ) from None
         if rows:
             self._cursor = rows[-1][0]
-        return [Chunk(r[0], r[1], r[2], r[3], r[4], Event.model_validate(r[5])) for r in rows]
+        codec = process_codec()
+        return [Chunk(r[0], r[1], r[2], r[3], r[4], Event.model_validate(open_json(r[5], codec))) for r in rows]
 
     async def wait(self, timeout: float) -> None:
         """Return when a notification arrives (or was received while not waiting), or after ``timeout``."""

@@ -30,6 +30,7 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.converter import DataConverter, PayloadCodec
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -41,6 +42,7 @@ from adk_core.sql import open_engine
 from adk_core.state import validate_state_delta
 from adk_core.types import Content, Event
 from adk_temporal.activities.streaming import turn_stream_id
+from adk_temporal.encryption import codec_from_env
 from adk_temporal.workflows import (
     AdkPlugin,
     AgentRunInput,
@@ -100,15 +102,23 @@ class WorkflowTaskFailedError(AdkError):
 
 
 async def connect(
-    address: str | None = None, *, namespace: str | None = None, tracing: bool = False, database_url: str | None = None
+    address: str | None = None, *, namespace: str | None = None, tracing: bool = False, database_url: str | None = None,
+    payload_codec: PayloadCodec | None = None,
 ) -> Client:
     """A Temporal client with the ADK plugin. Address and namespace come from the arguments, else
     Temporal's envconfig (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, profiles), else localhost:7233.
 
     ``database_url`` (else ADK_DATABASE_URL) is the sessions database, where payloads too large for
     Temporal are kept (workflows.payload_storage): without it, sending or receiving a value over
-    256 KiB fails."""
+    256 KiB fails.
+
+    ``payload_codec`` encodes every payload before it leaves the process (and before a large one is
+    stored in Postgres); default: the AES-256-GCM codec when ADK_ENCRYPTION_KEYS or
+    ADK_ENCRYPTION_KEYS_FILE is set (adk_temporal.encryption), else none. Workers built from this
+    client keep it."""
     config = ClientConfig.load_client_connect_config()
+    codec = payload_codec or codec_from_env()
+    converter = DataConverter(payload_codec=codec) if codec is not None else DataConverter.default
     if address:
         config["target_host"] = address
     if namespace:
@@ -116,7 +126,9 @@ async def connect(
     config.setdefault("target_host", "localhost:7233")
     url = database_url or Settings.load().database_url
     storage = PostgresPayloadDriver(open_engine(url, pool_size=2, max_overflow=8)) if url else None
-    return await Client.connect(**config, plugins=[AdkPlugin(tracing=tracing, payload_storage=storage)])
+    return await Client.connect(
+        **config, data_converter=converter, plugins=[AdkPlugin(tracing=tracing, payload_storage=storage)]
+    )
 
 
 class AdkClient:

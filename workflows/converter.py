@@ -9,6 +9,7 @@ kept: ``exclude_none`` applies to model fields only.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic_core import to_json
@@ -45,3 +46,12 @@ class AdkPayloadConverter(CompositePayloadConverter):
 
 
 adk_data_converter = DataConverter(payload_converter_class=AdkPayloadConverter)
+
+
+def adk_converter(existing: DataConverter | None = None) -> DataConverter:
+    """Our payload converter, keeping what ``existing`` (a client's converter) does to payloads after
+    conversion: its payload codec (encryption, compression), failure converter and external storage.
+    A plugin that replaced the client's converter outright would drop a user's encryption silently."""
+    if existing is None:
+        return adk_data_converter
+    return dataclasses.replace(existing, payload_converter_class=AdkPayloadConverter)

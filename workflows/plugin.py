@@ -23,7 +23,7 @@ from adk_temporal.activities.simulator_activities import SimulatorActivities
 
 from .agent_run import AgentBranchWorkflow, AgentRunWorkflow, AgentToolWorkflow
 from .app_scope import AppsInterceptor
-from .converter import adk_data_converter
+from .converter import adk_converter
 from .eval import EvalCaseWorkflow, EvalSuiteWorkflow
 from .payload_storage import with_payload_storage
 from .sandbox import as_adk_runner, sandbox_runner
@@ -85,7 +85,8 @@ class AdkPlugin(SimplePlugin):
             interceptors.append(TracingInterceptor())
         super().__init__(
             "adk-temporal",
-            data_converter=with_payload_storage(adk_data_converter, payload_storage),
+            # A callable: the client's own converter (its codec above all) is kept, not replaced.
+            data_converter=lambda existing: with_payload_storage(adk_converter(existing), payload_storage),
             interceptors=interceptors or None,
             workflows=WORKFLOWS if activities is not None else None,
             activities=None if activities is None else [

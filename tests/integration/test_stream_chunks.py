@@ -4,6 +4,7 @@ with a notification; old rows are pruned by age."""
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 
 import pytest
@@ -85,3 +86,21 @@ async def test_a_partial_postgres_cannot_hold_is_skipped_not_fatal(engine: Async
         )
         assert done[-1].content is not None and done[-1].content.text == "ok bad\x00fine"
         assert [c.event.text for c in await follower.read() if c.kind == "partial"] == ["ok ", "fine"]
+
+
+async def test_partials_are_encrypted_at_rest_when_keys_are_set(
+    engine: AsyncEngine, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADK_ENCRYPTION_KEYS", "k1:" + base64.b64encode(b"\x01" * 32).decode())
+    marker = "OKAPI-5521"
+    async with StreamFollower(database_url, "s-sealed") as follower:
+        publisher = ChunkPublisher(engine, _target("s-sealed"), attempt=1, author="a")
+        await complete_responses(_model([marker, " and more"]), publisher)
+        await asyncio.wait_for(follower.wait(5.0), timeout=10)
+        chunks = await follower.read()
+        assert [c.event.text for c in chunks[1:]] == [marker, " and more"]  # the reader decrypts
+        async with engine.connect() as conn:
+            stored = [row[0] for row in await conn.execute(
+                sa.text("SELECT event::text FROM adk_stream_chunks WHERE stream_id = 's-sealed'"))]  # fmt: skip
+        assert stored and not any(marker in row for row in stored) and all("adk_sealed" in row for row in stored)
+        await follower.delete()
