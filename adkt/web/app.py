@@ -8,7 +8,8 @@
     GET  /api/events                                    SSE: `change` with {"session_id"} on every change
 
 Errors are JSON ``{"error": <type>, "message": <what to do>}`` with 400/404/409/422, never a 500
-for a broken rule. docs/simulator.md documents the shapes.
+for a broken rule. docs/simulator.md documents the shapes. With authentication configured, every
+route here needs the operator role (docs/security.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from adk_core.simulator import Decision, SimulatorError, SimulatorService, export_session
 
-from .security import WebAccess
+from .security import AuthError, WebAccess, principal_of, require_operator
 
 STATIC = Path(__file__).parent / "static"
 KEEPALIVE_SECONDS = 15.0
@@ -130,15 +131,28 @@ def simulator_routes(service: SimulatorService) -> tuple[list[Route], dict]:
         assert isinstance(exc, HTTPException)
         return _error(exc.status_code, "HttpError", exc.detail)
 
+    # The simulator shows and steers every user's runs: all of it is an operator's (docs/security.md).
+    op = _operator_only
     routes = [
-        Route("/api/sessions", list_sessions),
-        Route("/api/sessions/{session_id}", get_session),
-        Route("/api/sessions/{session_id}/turns/{turn_id}/decision", submit_decision, methods=["POST"]),
-        Route("/api/sessions/{session_id}/complete", complete, methods=["POST"]),
-        Route("/api/sessions/{session_id}/export", export),
-        Route("/api/events", events),
+        Route("/api/sessions", op(list_sessions)),
+        Route("/api/sessions/{session_id}", op(get_session)),
+        Route("/api/sessions/{session_id}/turns/{turn_id}/decision", op(submit_decision), methods=["POST"]),
+        Route("/api/sessions/{session_id}/complete", op(complete), methods=["POST"]),
+        Route("/api/sessions/{session_id}/export", op(export)),
+        Route("/api/events", op(events)),
     ]
     return routes, {SimulatorError: simulator_error, HTTPException: http_error}
+
+
+def _operator_only(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            require_operator(principal_of(request), "the simulator's API")
+        except AuthError as e:
+            return _error(e.status, e.kind, str(e))
+        return await handler(request)
+
+    return endpoint
 
 
 def _error(status: int, kind: str, message: str) -> Response:

@@ -153,7 +153,7 @@ async def test_session_lifecycle(api: Api) -> None:
         "http://localhost:8233/namespaces/default/workflows/" + quote(session["workflow_id"], safe="")
     )
     _error(await api.http.post(base, json={"session_id": "s/1"}), 409, "AlreadyExistsError")
-    random_id = (await api.http.post(base)).json()["session_id"]
+    random_id = (await api.http.post(base, json={})).json()["session_id"]
     assert random_id and random_id != "s/1"
 
     path = api.session(api.teller, "ana", "s/1")

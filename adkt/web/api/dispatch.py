@@ -17,6 +17,7 @@ from adk_core.errors import InvalidInputError
 from adk_core.ids import validate_id
 from adk_temporal.metrics import web_metrics
 
+from ..security.principal import ForbiddenError, Principal, principal_of, require_operator
 from .backend import ApiBackend
 from .endpoints import ENDPOINTS
 from .errors import NotFoundError, error_body, first_error
@@ -52,7 +53,8 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> 
         try:
             endpoint, raw_params = _route(endpoints, request.method, path)
             request.scope[_ROUTE_KEY] = PREFIX + endpoint.path  # the template: ids stay out of the labels
-            call = Call(backend, _ids(raw_params))
+            call = Call(backend, _ids(raw_params), principal_of(request))
+            authorize(endpoint, call.principal, call.path)
             if endpoint.query is not None:
                 call.query = _parse(endpoint.query, dict(request.query_params), "query")
             if endpoint.body is not None:
@@ -73,6 +75,20 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> 
         return JSONResponse(result.model_dump(mode="json"), status_code=endpoint.status)
 
     return dispatch
+
+
+def authorize(endpoint: Endpoint, principal: Principal, path: dict[str, str]) -> None:
+    """Refuse an operator endpoint to others, and a path naming a user to anyone but that user and
+    operators. The user comes from the credentials, never from the path alone."""
+    if endpoint.operator:
+        require_operator(principal, f"{endpoint.method} {PREFIX}{endpoint.path}")
+    if principal.operator or "user" not in path:
+        return
+    if path["user"] != principal.user:
+        raise ForbiddenError(
+            f"you are {principal.describe()}; this path names user {path['user']!r}. Use your own user id "
+            f"({principal.user!r}) in the path"
+        )
 
 
 def error_response(error: BaseException) -> JSONResponse:

@@ -19,6 +19,7 @@ from adk_core.types import Event
 from adk_temporal.workflows import session_workflow_id
 from adk_temporal.workflows.contracts import final_text
 
+from ..security.principal import ForbiddenError
 from .errors import NotFoundError, error_body
 from .models import (
     AppList,
@@ -64,8 +65,16 @@ async def list_apps(call: Call) -> AppList:
 
 
 async def list_sessions(call: Call) -> SessionList:
+    """An operator lists every user's sessions (or one user's); anyone else only their own."""
     query: ListSessionsQuery = call.query
-    found = await call.backend.sessions.list_sessions(app_name=call.path["app"], user_id=query.user_id)
+    user_id, me = query.user_id, call.principal
+    if not me.operator:
+        if user_id is not None and user_id != me.user:
+            raise ForbiddenError(
+                f"you are {me.describe()}; you may list only your own sessions (user_id={me.user!r}, or no user_id)"
+            )
+        user_id = me.user
+    found = await call.backend.sessions.list_sessions(app_name=call.path["app"], user_id=user_id)
     newest_first = sorted(found.sessions, key=lambda s: s.last_update_time, reverse=True)
     return SessionList(sessions=[call.backend.summary(s) for s in newest_first])
 
@@ -232,7 +241,7 @@ ENDPOINTS: list[Endpoint] = [
              description='A confirmation takes {"response": {"confirmed": true|false}}; a long-running tool '
              "takes its final result. Returns the events of the turn that the answer continues."),
     Endpoint("GET", "/evals/runs", list_eval_runs, "Stored eval runs, newest first", EvalRunList,
-             query=ListRunsQuery, errors=(422,)),
+             query=ListRunsQuery, errors=(422,), operator=True),
     Endpoint("GET", "/evals/runs/{run_id}", get_eval_run, "An eval run with its cases and trials", RunDetail,
-             errors=(400, 404)),
+             errors=(400, 404), operator=True),
 ]  # fmt: skip

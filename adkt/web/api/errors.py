@@ -19,6 +19,8 @@ from adk_core.errors import (
 )
 from adkt.client import MessageRejectedError, TurnFailedError, WorkflowTaskFailedError
 
+from ..security.principal import AuthError
+
 log = logging.getLogger("adkt.web.api")
 
 
@@ -40,6 +42,7 @@ class NoWorkerError(ApiError):
 
 _STATUS: list[tuple[type[BaseException], int]] = [
     (ApiError, 0),  # its own status
+    (AuthError, 0),  # 401, 403 (or 503: the OIDC issuer is down)
     (InvalidInputError, 400),
     (ConfigurationError, 400),
     (SessionNotFoundError, 404),

@@ -13,7 +13,9 @@ from .models import ErrorBody
 from .routes import PATH_PARAMS, PREFIX, Endpoint
 
 REF = "#/components/schemas/{model}"
-_REASONS = {400: "Bad input (an id, JSON)", 404: "Not found", 405: "Method not allowed", 409: "Conflict",
+_REASONS = {400: "Bad input (an id, JSON)", 401: "No or bad credentials (Authorization: Bearer ...)",
+            403: "Not allowed: another user's data, an operator's endpoint, or a cross-site request",
+            404: "Not found", 405: "Method not allowed", 409: "Conflict",
             422: "The body or query does not match its schema", 502: "The turn failed",
             503: "Temporal is unavailable, or the workflow cannot make progress"}  # fmt: skip
 
@@ -70,7 +72,9 @@ def _operation(e: Endpoint, refs: dict[Any, Any], defs: dict[str, Any]) -> dict[
             "description": "OK", "content": {"application/json": {"schema": refs[(e.response, "serialization")]}},
         }}  # fmt: skip
     error_ref = refs[(ErrorBody, "serialization")]
-    for status in sorted({*e.errors, 500}):
+    if e.operator:
+        op["description"] = (op.get("description", "") + " Needs the operator role.").strip()
+    for status in sorted({*e.errors, 401, 403, 500}):
         op["responses"][str(status)] = {
             "description": _REASONS.get(status, "A bug: the message and the server log say what"),
             "content": {"application/json": {"schema": error_ref}},

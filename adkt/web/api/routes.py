@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..security.principal import Principal
 from .backend import ApiBackend
 
 PREFIX = "/api/v1"
@@ -35,10 +36,12 @@ class Sse:
 
 @dataclass
 class Call:
-    """One request as a handler sees it: path ids already validated, query and body parsed."""
+    """One request as a handler sees it: path ids already validated, query and body parsed, the caller
+    allowed to reach the path's user (dispatch.py)."""
 
     backend: ApiBackend
     path: dict[str, str]
+    principal: Principal
     query: Any = None
     body: Any = None
 
@@ -49,7 +52,9 @@ Handler = Callable[[Call], Awaitable[Any]]
 @dataclass(frozen=True)
 class Endpoint:
     """One operation. ``response`` is the model a JSON handler returns (checked on every call);
-    a streaming handler returns an async iterator of ``Sse`` whose data models are ``events``."""
+    a streaming handler returns an async iterator of ``Sse`` whose data models are ``events``.
+    ``operator``: only callers with the operator role may call it; any other endpoint whose path names a
+    ``{user}`` serves that user and operators only."""
 
     method: str
     path: str
@@ -62,6 +67,7 @@ class Endpoint:
     errors: tuple[int, ...] = ()
     events: dict[str, type[BaseModel]] = field(default_factory=dict)
     description: str = ""
+    operator: bool = False
 
     @property
     def streams(self) -> bool:
