@@ -169,12 +169,25 @@ def refused_settings(config: GenerateContentConfig, rules: ModelRules, provider:
             refusals.append(Refusal(setting, f"{provider.reason} has no {setting} setting"))
         elif setting not in rules.accepts:
             refusals.append(Refusal(setting, rules.reason or "the model does not take it"))
-    kept = [s for s in rules.one_of if getattr(config, s) is not None and s not in {r.setting for r in refusals}]
+    kept = [
+        s for s in rules.one_of if getattr(config, s) is not None and s not in {r.setting for r in refusals}
+    ]
     for extra in kept[1:]:
-        refusals.append(Refusal(extra, f"{rules.reason or 'it takes only one of ' + ', '.join(rules.one_of)}; {kept[0]} was kept"))
+        refusals.append(
+            Refusal(
+                extra,
+                f"{rules.reason or 'it takes only one of ' + ', '.join(rules.one_of)}; {kept[0]} was kept",
+            )
+        )
     choice = mode[0] if (mode := tool_choice(config)) else None
-    if choice is not None and config.tools and (choice not in rules.tool_choice or choice not in provider.tool_choice):
-        refusals.append(Refusal("tool_choice", f"{choice!r} tool choice is not supported; the model decides instead"))
+    if (
+        choice is not None
+        and config.tools
+        and (choice not in rules.tool_choice or choice not in provider.tool_choice)
+    ):
+        refusals.append(
+            Refusal("tool_choice", f"{choice!r} tool choice is not supported; the model decides instead")
+        )
     if config.response_schema is not None or config.response_mime_type == "application/json":
         if not (rules.structured_output and provider.structured_output):
             setting = "response_schema" if config.response_schema is not None else "response_mime_type"

@@ -34,7 +34,9 @@ def _fresh_rules() -> Iterator[None]:
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "adk_core.models"]
+    return [
+        r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "adk_core.models"
+    ]
 
 
 async def _run(agent: LlmAgent, turns: int = 1) -> None:
@@ -43,7 +45,9 @@ async def _run(agent: LlmAgent, turns: int = 1) -> None:
         await runner.run("What is the capital of France?")
 
 
-async def test_claude_opus_4_7_agent_sends_no_temperature(wire: Wire, caplog: pytest.LogCaptureFixture) -> None:
+async def test_claude_opus_4_7_agent_sends_no_temperature(
+    wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
     wire.reply("anthropic_text.json")
     wire.reply("anthropic_text.json")
     model = AnthropicModel("claude-opus-4-7", api_key=SECRET, http_client=wire.client)
@@ -88,7 +92,9 @@ async def test_gpt5_behind_a_compatible_server_gets_the_same_rules(wire: Wire) -
     assert wire.body["max_completion_tokens"] == 512, "reasoning models take only max_completion_tokens"
 
 
-async def test_models_that_take_the_parameter_still_get_it(wire: Wire, caplog: pytest.LogCaptureFixture) -> None:
+async def test_models_that_take_the_parameter_still_get_it(
+    wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
     wire.reply("openai_text.json")
     wire.reply("anthropic_text.json")
     wire.reply("gemini_text.json")
@@ -107,7 +113,9 @@ async def test_models_that_take_the_parameter_still_get_it(wire: Wire, caplog: p
     assert _warnings(caplog) == []
 
 
-async def test_claude_4_5_keeps_temperature_and_leaves_out_top_p(wire: Wire, caplog: pytest.LogCaptureFixture) -> None:
+async def test_claude_4_5_keeps_temperature_and_leaves_out_top_p(
+    wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
     # Sonnet 4.5 and its generation answer 400 "temperature and top_p cannot both be specified".
     wire.reply("anthropic_text.json")
     model = AnthropicModel("claude-sonnet-4-5", api_key=SECRET, http_client=wire.client)
@@ -169,7 +177,9 @@ async def test_users_extend_the_table(wire: Wire) -> None:
 
     model = OpenAIModel("openai/my-reasoner-1", base_url=LOCAL, http_client=wire.client)
     await _run(LlmAgent(name="a", model=model, generate_content_config=config))
-    assert "temperature" not in wire.body and wire.body["seed"] == 3 and wire.body["max_completion_tokens"] == 64
+    assert (
+        "temperature" not in wire.body and wire.body["seed"] == 3 and wire.body["max_completion_tokens"] == 64
+    )
 
     # A rule passed to one model instance wins over the table.
     own = ModelRules(r".*", accepts=frozenset({"temperature"}))
