@@ -35,7 +35,7 @@ from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, WorkflowRunner
 
 from adk_core import App
-from adk_core.errors import AdkError
+from adk_core.errors import AdkError, ConfigurationError
 from adk_temporal.activities import AppRegistry
 from adk_temporal.workflows.app_scope import AppsInterceptor
 from adk_temporal.workflows.contracts import session_workflow_id
@@ -48,6 +48,7 @@ __all__ = ["HistoryReplay", "ReplayFailedError", "load_history", "replay_histori
 # The children our workflows start are named after their parent's id (workflows/runtime.py,
 # workflows/session.py), so a parent's id can be read back from a child's.
 _CHILD_ID_MARKERS = ("/branch/", "/tool/", "/turn/", "/case/")
+_APP_WORKFLOWS = {"SessionWorkflow", "AgentRunWorkflow", "AgentToolWorkflow", "AgentBranchWorkflow"}
 
 
 class ReplayFailedError(AdkError):
@@ -182,20 +183,39 @@ async def replay_histories(
     if not loaded:
         raise AdkError("no histories to replay; export some with `temporal workflow show -w ID --output json`")
 
+    known = {app.name for app in apps}
+    unserved = {
+        history.run_id: name for _, history in loaded
+        if (name := _app_of(history)) is not None and name not in known and not name.startswith("eval:")
+    }
+    runnable = [(source, history) for source, history in loaded if history.run_id not in unserved]
+
     async def each() -> AsyncIterator[WorkflowHistory]:
-        for _, history in loaded:
+        for _, history in runnable:
             yield history
 
-    verdicts: list[HistoryReplay] = []
+    failures_by_source: dict[str, Exception | None] = {}
+    for source, history in loaded:
+        if history.run_id in unserved:
+            # Replaying it would fail too, with a nondeterminism error that does not say why.
+            failures_by_source[source] = ConfigurationError(
+                f"it ran app {unserved[history.run_id]!r}, which is not among the apps given "
+                f"({', '.join(sorted(known)) or 'none'}); pass that app too (--app module:attr)"
+            )
     # One result per history, in order (replay_workflows keys failures by run id, which two
     # exports of one run would share).
-    replay = replayer(apps, passthrough_modules=passthrough_modules, data_converter=data_converter)
-    async with replay.workflow_replay_iterator(each()) as results:
-        async for (source, history), result in _zip(loaded, results):
-            verdicts.append(HistoryReplay(
-                source=source, workflow_id=history.workflow_id, workflow_type=_workflow_type(history),
-                failure=result.replay_failure,
-            ))
+    if runnable:
+        replay = replayer(apps, passthrough_modules=passthrough_modules, data_converter=data_converter)
+        async with replay.workflow_replay_iterator(each()) as results:
+            async for (source, _), result in _zip(runnable, results):
+                failures_by_source[source] = result.replay_failure
+    verdicts = [
+        HistoryReplay(
+            source=source, workflow_id=history.workflow_id, workflow_type=_workflow_type(history),
+            failure=failures_by_source[source],
+        )
+        for source, history in loaded
+    ]
     failures = [v for v in verdicts if not v.ok]
     if failures and raise_on_failure:
         raise ReplayFailedError(failures)
@@ -207,6 +227,21 @@ async def _zip(items: Sequence[Any], results: AsyncIterator[Any]) -> AsyncIterat
     async for result in results:
         yield items[index], result
         index += 1
+
+
+def _app_of(history: WorkflowHistory) -> str | None:
+    """The app an ADK agent workflow ran (its input's ``app_name``), when the input is plain JSON."""
+    if _workflow_type(history) not in _APP_WORKFLOWS:
+        return None
+    started = history.events[0].workflow_execution_started_event_attributes
+    if not started.input.payloads:
+        return None
+    try:
+        value = json.loads(started.input.payloads[0].data)
+    except ValueError:
+        return None  # encoded by a codec: replay itself will tell
+    name = value.get("app_name") if isinstance(value, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _workflow_type(history: WorkflowHistory) -> str:

@@ -120,3 +120,11 @@ async def test_a_callback_reading_the_clock_fails_replay() -> None:
         raise_on_failure=False,
     )
     assert not verdict.ok and isinstance(verdict.failure, NondeterminismError), verdict.reason
+
+
+async def test_a_history_of_an_app_not_given_says_which_app_to_add() -> None:
+    paths = [record_histories.HISTORIES / f"{name}.json" for name in ("agent_run_w1", "session_confirm")]
+    ok, missing = await replay_histories(paths, apps=[replay_apps.w1_app], raise_on_failure=False)
+    assert ok.ok
+    assert not missing.ok and missing.workflow_type == "SessionWorkflow"
+    assert "it ran app 'replay_confirm', which is not among the apps given (w1); pass that app too" in missing.reason
