@@ -25,6 +25,7 @@ from temporalio.client import Client
 from temporalio.runtime import TelemetryConfig
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
+from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer
 from adk_core.errors import ModelError
 from adk_core.models import UsageMetadata, function_call_response, text_response, tool_responses_this_turn
 from adk_core.models.pricing import COST_KEY, ModelPrice, PriceTable, turn_usage
@@ -126,7 +127,10 @@ async def metrics(durable_stack: DurableStack, temporal_server: TemporalDevServe
     held = Held()
     apps = {
         "w1": App(name=f"w1_{suffix}", root_agent=LlmAgent(
-            name="assistant", model=ScriptedModel(_priced_w1, name="w1-priced"), tools=[w1.add, w1.lookup])),
+            name="assistant", model=ScriptedModel(_priced_w1, name="w1-priced"), tools=[w1.add, w1.lookup]),
+            # A compaction after every turn (the summary is written in adk.summarize_events).
+            events_compaction_config=EventsCompactionConfig(1, 0, summarizer=LlmEventsSummarizer(
+                ScriptedModel(lambda r: text_response("they added numbers"))))),
         "broken": App(name=f"broken_{suffix}", root_agent=LlmAgent(
             name="refuser", model=ScriptedModel(_refuse, name="w1-priced"))),
         "confirm": App(name=f"confirm_{suffix}", root_agent=LlmAgent(
@@ -191,6 +195,7 @@ async def test_a_w1_turn_a_failed_turn_and_a_pending_confirmation(metrics: Metri
     assert value(s, "adk_tool_calls_total", app=w1_app, tool="lookup") == 1
     assert value(s, "adk_tool_call_duration_seconds_count", app=w1_app) == 3
     assert value(s, "adk_tool_call_errors_total", app=w1_app) == 0
+    assert value(s, "adk_compactions_total", app=w1_app) == 1
 
     # The failed turn: by error type, its one model call failed (not retried: a 400).
     assert value(s, "adk_turns_failed_total", app=broken, agent="refuser", error_type="ModelError") == 1
