@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -112,9 +113,11 @@ async def test_a_nondeterministic_framework_change_fails_replay_naming_the_workf
     assert "workflow replay-w1 (AgentRunWorkflow)" in str(caught.value)
 
 
-async def test_a_callback_reading_the_clock_fails_replay() -> None:
-    """What adkt check catches before it ships (adkt/check): a callback that decides by the wall
-    clock decided otherwise when the history was recorded."""
+async def test_a_callback_reading_the_clock_fails_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `adkt check` catches before it ships: a callback that decides by the wall clock decided
+    otherwise when the history was recorded (the promotion had not ended; by now it has, whatever
+    this machine's clock says)."""
+    monkeypatch.setattr(replay_apps, "PROMO_ENDS", time.time() - 1)
     [verdict] = await replay_histories(
         [record_histories.HISTORIES / "agent_run_w1.json"], apps=[replay_apps.w1_clock_callback],
         raise_on_failure=False,

@@ -166,7 +166,7 @@ w1_inline_add = _w1_variant(tools=[
 """W1 with `add` moved from an activity into the workflow: its recorded histories no longer replay."""
 
 PROMO_ENDS = datetime(2026, 11, 24, tzinfo=UTC).timestamp()
-"""After the W1 history was recorded (2026-11-23), before any replay of it."""
+"""After the W1 history was recorded (2026-11-23); test_replay moves it to just before the replay."""
 
 
 def _free_lookups_until_promo_ends(tool: Any, args: dict, tool_context: Any) -> Any:
