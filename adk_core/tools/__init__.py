@@ -15,6 +15,7 @@ from .builtin import (
 from .execution import RetryOptions, ToolExecution
 from .function_tool import FunctionTool, LongRunningFunctionTool
 from .mcp import HttpServer, McpToolset, StdioServer
+from .openapi import OpenApiToolset
 
 __all__ = [
     "AgentTool",
@@ -26,6 +27,7 @@ __all__ = [
     "LoadMemoryTool",
     "LongRunningFunctionTool",
     "McpToolset",
+    "OpenApiToolset",
     "RetryOptions",
     "StdioServer",
     "ToolContext",

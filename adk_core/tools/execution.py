@@ -43,3 +43,14 @@ class ToolExecution:
     retry_errors: bool = False
     """Retry when the tool raises. Off by default: the model is told about the error and can
     decide itself; crashes and timeouts of the worker running the tool are always retried."""
+
+
+def remote_tool_execution(refused_error: str, *, timeout: timedelta = timedelta(minutes=2)) -> ToolExecution:
+    """Options for a tool that calls a remote service (MCP, OpenAPI): retried, three attempts at most
+    (after 1 s and 2 s), when the service gave no answer (unreachable, died, timed out, 5xx); an
+    answer that refuses the call (the ``refused_error`` type) goes to the model at once."""
+    return ToolExecution(
+        start_to_close_timeout=timeout,
+        retry_errors=True,
+        retry=RetryOptions(maximum_attempts=3, non_retryable_error_types=(refused_error,)),
+    )

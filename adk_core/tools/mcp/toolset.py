@@ -31,7 +31,7 @@ from ...errors import ConfigurationError
 from ...models.base import FunctionDeclaration
 from .._schema import inline_refs
 from ..base import BaseTool
-from ..execution import RetryOptions, ToolExecution
+from ..execution import ToolExecution, remote_tool_execution
 from ._errors import McpCallError
 from ._servers import McpServer
 
@@ -42,11 +42,7 @@ if TYPE_CHECKING:
 IDEMPOTENCY_META_KEY = "adk-temporal/idempotency-key"
 """The ``_meta`` entry of every ``tools/call`` request that holds the call's idempotency key."""
 
-DEFAULT_EXECUTION = ToolExecution(
-    start_to_close_timeout=timedelta(minutes=2),
-    retry_errors=True,
-    retry=RetryOptions(maximum_attempts=3, non_retryable_error_types=("McpCallError",)),
-)
+DEFAULT_EXECUTION = remote_tool_execution("McpCallError")
 """MCP calls: a server that could not be reached, died or timed out is tried again, twice at most,
 after 1 s and 2 s; an answer that is an error goes to the model at once."""
 
@@ -192,11 +188,7 @@ class McpListTools(BaseTool):
         super().__init__(
             name=f"{toolset.name}.list_tools",
             description=f"list the tools of MCP server {toolset.server.label()}",
-            execution=ToolExecution(
-                start_to_close_timeout=toolset.connect_timeout + toolset.call_timeout,
-                retry_errors=True,
-                retry=RetryOptions(maximum_attempts=3, non_retryable_error_types=("McpCallError",)),
-            ),
+            execution=remote_tool_execution("McpCallError", timeout=toolset.connect_timeout + toolset.call_timeout),
         )
         self.toolset = toolset
 
@@ -208,7 +200,7 @@ class McpListTools(BaseTool):
                 {
                     "name": toolset._exposed_name(t.name),  # noqa: SLF001
                     "description": t.description or "",
-                    "parameters": inline_refs(t.inputSchema) if t.inputSchema else None,
+                    "parameters": _parameters(t.inputSchema),
                 }
                 for t in tools
                 if toolset.exposes(t.name)
@@ -251,6 +243,16 @@ class McpTool(BaseTool):
         if all(getattr(block, "type", None) == "text" for block in result.content):
             return _json_object(text) or {"result": text}
         return {"content": [block.model_dump(mode="json", exclude_none=True) for block in result.content]}
+
+
+def _parameters(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The server's input schema with ``$ref``s inlined (Gemini refuses them); a recursive one as sent."""
+    if not schema:
+        return None
+    try:
+        return inline_refs(schema)
+    except Exception:  # a recursive schema cannot be inlined; providers that accept $ref still can use it
+        return schema
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
