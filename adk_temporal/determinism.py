@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import random
 import secrets
@@ -121,7 +122,10 @@ async def check_app(app: App, *, messages: tuple[str, ...] = (CHECK_MESSAGE,), t
     """
     report = DeterminismReport(app.name)
     watch = _Watch(_app_packages(app))
-    runner = InMemoryRunner(app=app, runtime=_CheckRuntime(watch), events_compaction_config=None)
+    # Compaction's summarizer runs in an activity (adk.summarize_events): not workflow code, and it
+    # would call the summarizer's real model.
+    checked = dataclasses.replace(app, events_compaction_config=None)
+    runner = InMemoryRunner(app=checked, runtime=_CheckRuntime(watch))
     try:
         async with asyncio.timeout(timeout):
             for message in messages:
