@@ -34,7 +34,8 @@ MAX_BODY_BYTES = 16 * 2**20
 
 
 def codec_server_app(
-    codec: PayloadCodec, *, origins: Sequence[str], token: str | None = None, namespaces: Sequence[str] | None = None
+    codec: PayloadCodec, *, origins: Sequence[str], token: str | None = None, namespaces: Sequence[str] | None = None,
+    origin_regex: str | None = None,
 ) -> Starlette:
     """``codec`` behind ``/encode`` and ``/decode``.
 
@@ -42,6 +43,8 @@ def codec_server_app(
         origins: browser origins allowed to call it (the Temporal UI's, e.g. http://localhost:8233).
         token: when set, the bearer token every request must carry.
         namespaces: when set, the only namespaces (X-Namespace) it serves.
+        origin_regex: origins matching it are allowed too (`adkt dev`: any loopback port, since its UI
+            port may be picked after this server starts).
     """
 
     async def handle(request: Request, encode: bool) -> Response:
@@ -76,7 +79,8 @@ def codec_server_app(
     return Starlette(
         routes=[Route("/encode", encode, methods=["POST"]), Route("/decode", decode, methods=["POST"])],
         middleware=[Middleware(
-            CORSMiddleware, allow_origins=list(origins), allow_methods=["POST"], allow_credentials=True,
+            CORSMiddleware, allow_origins=list(origins), allow_origin_regex=origin_regex, allow_methods=["POST"],
+            allow_credentials=True,
             allow_headers=["content-type", "x-namespace", "authorization"],
         )],
     )

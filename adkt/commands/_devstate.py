@@ -34,6 +34,8 @@ class DevState:
     pid: int = 0
     adk_model: str | None = None
     """ADK_MODEL as `adkt dev` saw it when it loaded the apps (commands note a different one)."""
+    encryption_keys_file: str | None = None
+    """`adkt dev --encrypt`'s key file: the other commands encrypt and decrypt with it too."""
 
     def write(self, adk_dir: Path) -> Path:
         path = adk_dir / DEV_STATE_FILE
@@ -86,6 +88,10 @@ def resolve(settings: Settings, *, address: str | None = None, database_url: str
     dev = DevState.read(settings.adk_dir)
     configured = address or configured_temporal_address()
     if configured is None and dev is not None:
+        from adk_temporal.encryption import KEYS_ENV, KEYS_FILE_ENV
+
+        if dev.encryption_keys_file and not (os.environ.get(KEYS_ENV) or os.environ.get(KEYS_FILE_ENV)):
+            os.environ[KEYS_FILE_ENV] = dev.encryption_keys_file  # this process talks to an encrypted stack
         return Target(dev.address, database_url or settings.database_url or dev.database_url,
                       dev.task_queue, dev.namespace, dev)  # fmt: skip
     return Target(configured, database_url or settings.database_url or (dev.database_url if dev else None),

@@ -57,11 +57,13 @@ async def embedded_stack(
     ui_port: int | None = None,
     temporal_dir: Path | None = None,
     postgres_dir: Path | None = None,
+    temporal_args: Sequence[str] = (),
 ) -> AsyncIterator[Stack]:
     """Start Temporal (headless and in memory unless `ui_port` / `temporal_dir`), an embedded Postgres
     (unless `database_url`), migrations and a worker for `apps`; stop all of it, in reverse, on exit."""
     temporal = TemporalDevServer(
-        port=port, ui_port=ui_port or 0, headless=ui_port is None, data_dir=temporal_dir, extra_args=TEMPORAL_DEV_ARGS
+        port=port, ui_port=ui_port or 0, headless=ui_port is None, data_dir=temporal_dir,
+        extra_args=(*TEMPORAL_DEV_ARGS, *temporal_args),
     )
     # shared: a second `adkt run` (or `adkt sessions`) uses the Postgres the first one started there.
     postgres = None if database_url else EmbeddedPostgres(postgres_dir or settings.adk_dir / "postgres", shared=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -32,15 +34,20 @@ def dev(
     reload: Annotated[
         bool, typer.Option("--reload", help="restart the worker when the apps' .py files change")
     ] = False,
+    encrypt: Annotated[
+        bool,
+        typer.Option("--encrypt", help="encrypt every payload (key file under the state folder unless "
+                     "ADK_ENCRYPTION_KEYS is set); the UI decodes through a local codec server"),
+    ] = False,
 ) -> None:
     """Start Temporal (with its UI), Postgres, a worker for the apps and the agent simulator's page;
     Ctrl-C stops everything. The worker's log (failed workflow tasks, tool errors) shows here."""
-    run_async(_dev(app or [], ui_port, port, data_dir, database_url, sim_port, reload))
+    run_async(_dev(app or [], ui_port, port, data_dir, database_url, sim_port, reload, encrypt))
 
 
 async def _dev(
     specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710,
-    reload: bool = False,
+    reload: bool = False, encrypt: bool = False,
 ) -> None:
     from adk_temporal.worker import configure_logging
     from adkt.commands._apps import load_app
@@ -58,12 +65,21 @@ async def _dev(
     apps = [load_app(spec) for spec in specs]
     url = database_url or settings.database_url
     bind("127.0.0.1", sim_port).close()  # a taken port fails now, not after the servers started
-    with out.status("starting Temporal dev server, Postgres and a worker…"):
-        stack_cm = embedded_stack(
-            apps, settings, database_url=url, port=port, ui_port=ui_port,
-            temporal_dir=adk_dir / "temporal", postgres_dir=adk_dir / "postgres",
-        )  # fmt: skip
-        stack = await stack_cm.__aenter__()
+    keys_file = _encryption_keys(adk_dir) if encrypt else None
+    codec_cm = _codec_server(ui_port) if encrypt else None
+    codec_url = await codec_cm.__aenter__() if codec_cm is not None else None
+    try:
+        with out.status("starting Temporal dev server, Postgres and a worker…"):
+            stack_cm = embedded_stack(
+                apps, settings, database_url=url, port=port, ui_port=ui_port,
+                temporal_dir=adk_dir / "temporal", postgres_dir=adk_dir / "postgres",
+                temporal_args=("--ui-codec-endpoint", codec_url) if codec_url else (),
+            )  # fmt: skip
+            stack = await stack_cm.__aenter__()
+    except BaseException:
+        if codec_cm is not None:
+            await codec_cm.__aexit__(None, None, None)
+        raise
     simulator = durable_service(stack.database_url, stack.client.client)
     api = dev_backend(stack.client, stack.database_url, apps, specs, stack.temporal.ui_url)  # the dev page and API
     try:
@@ -79,7 +95,7 @@ async def _dev(
         state = DevState(
             address=stack.temporal.address, database_url=stack.database_url, task_queue=settings.task_queue,
             namespace=stack.temporal.namespace, ui_url=stack.temporal.ui_url, sim_url=sim_url, apps=specs,
-            pid=os.getpid(), adk_model=settings.model,
+            pid=os.getpid(), adk_model=settings.model, encryption_keys_file=keys_file,
         )  # fmt: skip
         state.write(adk_dir)
         out.print(Panel.fit(
@@ -88,6 +104,7 @@ async def _dev(
             f"Simulator     [link={sim_url}/sim]{sim_url}/sim[/link]  (agents with a SimulatorPlugin wait here for a person)\n"
             f"Temporal      {state.address}  (namespace {state.namespace}, task queues {', '.join(stack.worker.task_queues)})\n"
             f"Database      {state.database_url}\n"
+            f"{_encryption_line(keys_file, codec_url)}"
             f"Apps          {', '.join(f'{a.name} ({s})' for a, s in zip(apps, specs, strict=True))}\n"
             f"State         {adk_dir}  ({DEV_STATE_FILE} lets `adkt run/chat/sessions` find this stack)\n\n"
             f"Try: adkt run {specs[0]} \"hello\"      Ctrl-C stops everything"
@@ -105,7 +122,69 @@ async def _dev(
         await api.close()
         await simulator.store.close()
         await stack_cm.__aexit__(None, None, None)
+        if codec_cm is not None:
+            await codec_cm.__aexit__(None, None, None)
     out.print("[dim]stopped[/]")
+
+
+def _encryption_line(keys_file: str | None, codec_url: str | None) -> str:
+    return f"Encryption    keys in {keys_file}; the UI decodes through {codec_url}\n" if codec_url else ""
+
+
+def _encryption_keys(adk_dir: Path) -> str | None:
+    """The keys `--encrypt` uses: ADK_ENCRYPTION_KEYS(_FILE) when set, else a key file made once under
+    the state folder (readable by this user only). This process's clients and worker pick it up
+    from the environment; other commands from .adk/dev.json."""
+    from adk_temporal.encryption import KEYS_ENV, KEYS_FILE_ENV, key_ring_from_env, new_key_line
+
+    if os.environ.get(KEYS_ENV) or os.environ.get(KEYS_FILE_ENV):
+        key_ring_from_env()  # refuses bad keys now, with the fix
+        return os.environ.get(KEYS_FILE_ENV)
+    path = adk_dir / "encryption.keys"
+    if not path.exists():
+        adk_dir.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text("# adkt dev --encrypt: newest key first (docs/security.md)\n" + new_key_line("dev1") + "\n")
+    os.environ[KEYS_FILE_ENV] = str(path)
+    key_ring_from_env()
+    return str(path)
+
+
+def _codec_server(ui_port: int) -> contextlib.AbstractAsyncContextManager[str]:
+    """The codec server on a free loopback port, for the dev UI's origin."""
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    from adk_temporal.codec_server import codec_server_app
+    from adk_temporal.encryption import codec_from_env
+
+    @contextlib.asynccontextmanager
+    async def serving() -> AsyncIterator[str]:
+        codec = codec_from_env()
+        assert codec is not None  # _encryption_keys ran first
+        # The UI's port may be picked after this server starts (--ui-port 0): any loopback origin.
+        origins = [f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")]
+        loopback = r"http://(127\.0\.0\.1|localhost)(:[0-9]+)?"
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(codec_server_app(codec, origins=origins, origin_regex=loopback), log_level="warning",
+                                               lifespan="off"))  # fmt: skip
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            while not server.started:
+                if task.done():
+                    task.result()
+                    raise RuntimeError("the codec server stopped while starting")
+                await asyncio.sleep(0.02)
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        finally:
+            server.should_exit = True
+            await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), timeout=10)
+            sock.close()
+
+    return serving()
 
 
 async def _serve_reloading(stack: Stack, specs: list[str]) -> None:
