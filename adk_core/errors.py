@@ -6,7 +6,8 @@
     ├── InvalidInputError           data given at run time cannot be used (oversized blob, bad JSON value)
     ├── SessionError
     │   ├── SessionNotFoundError
-    │   └── AlreadyExistsError      a session id (or artifact version) that is already taken
+    │   ├── AlreadyExistsError      a session id (or artifact version) that is already taken
+    │   └── EventConflictError      an event id already stored with different content
     ├── ModelError                  a model provider failed; carries status, retryable, retry_after
     ├── ToolError                   a tool (or a toolset) failed in a way the model cannot be told about
     ├── LlmCallsLimitExceededError  RunConfig.max_llm_calls was reached
@@ -53,6 +54,27 @@ class SessionNotFoundError(SessionError, LookupError):
 
 class AlreadyExistsError(SessionError):
     """An id that must be unique is already taken."""
+
+
+class EventConflictError(SessionError):
+    """An event id is already stored in the session with different content. Appending the same
+    content again is an idempotent repeat (a retried activity); different content under the same id
+    would otherwise be dropped silently. Nothing of the append was written.
+
+    Attributes:
+        event_id: the id in conflict.
+    """
+
+    def __init__(self, message: str, *, event_id: str) -> None:
+        super().__init__(message)
+        self.event_id = event_id
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (and copies) with its keyword argument
+        return (_rebuild_conflict, (str(self), self.event_id))
+
+
+def _rebuild_conflict(message: str, event_id: str) -> EventConflictError:
+    return EventConflictError(message, event_id=event_id)
 
 
 class ModelError(AdkError):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import abc
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidInputError, UnsupportedOperationError
+from ..errors import EventConflictError, InvalidInputError, UnsupportedOperationError
 from ..ids import validate_id
 from ..state import TEMP_PREFIX, validate_state_delta, without_temp
 from ..types import Event
@@ -53,7 +54,8 @@ class SessionService(abc.ABC):
       - partial events are returned, not stored;
       - ``temp:`` keys are applied to the live session object for the invocation, never stored;
       - ``app:`` keys are shared across the app, ``user:`` keys across a user's sessions;
-      - appending an event id that is already stored changes nothing and succeeds;
+      - appending an event id that is already stored with the same content changes nothing and
+        succeeds (a retry); with different content it raises EventConflictError and writes nothing;
       - concurrent appends to one session lose nothing.
     """
 
@@ -183,6 +185,48 @@ def stored_form(event: Event) -> Event:
 def stored_copy_json(event: Event) -> str:
     """The event as stored (without temp: keys), as JSON; the event itself is not changed."""
     return stored_form(event).model_dump_json()
+
+
+def stored_content(stored_json: str) -> Any:
+    """A stored event's JSON in the form a repeat of it is compared in: read through the current
+    Event model (a field added since it was stored takes its default), then as plain JSON values,
+    so key order, number spelling (1 and 1.0) and JSON round trips (a retried activity's input,
+    jsonb's own rewriting) never make the same event look different."""
+    try:
+        return json.loads(Event.model_validate_json(stored_json).model_dump_json())
+    except ValueError:  # not an Event this code can read (a newer field): compare it as it is
+        return json.loads(stored_json)
+
+
+def check_repeat(stored_json: str, event: Event) -> None:
+    """Raise EventConflictError unless ``event`` is the event stored as ``stored_json``: every
+    field of its stored form (temp: keys dropped) compared, in ``stored_content``'s form."""
+    if stored_content(stored_json) != json.loads(stored_copy_json(event)):
+        raise event_conflict(event.id)
+
+
+def event_conflict(event_id: str) -> EventConflictError:
+    return EventConflictError(
+        f"event {event_id!r} is already stored in this session with different content; nothing was written. "
+        "An event id names one event: append the stored event unchanged to repeat it, or give the new "
+        "event a new id (runtime.new_id())",
+        event_id=event_id,
+    )
+
+
+def unique_events(events: list[Event]) -> list[Event]:
+    """``events`` without later repeats of an id in the list (the first keeps its place); an id
+    that comes back with different content raises EventConflictError."""
+    first: dict[str, Event] = {}
+    unique = []
+    for event in events:
+        earlier = first.get(event.id)
+        if earlier is None:
+            first[event.id] = event
+            unique.append(event)
+        elif earlier is not event:
+            check_repeat(stored_copy_json(earlier), event)
+    return unique
 
 
 def select_events(events: list[Event], config: GetSessionConfig | None) -> list[Event]:

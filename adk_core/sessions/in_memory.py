@@ -19,10 +19,12 @@ from .base import (
     apply_event_to_session,
     check_get_session_config,
     check_list_ids,
+    check_repeat,
     new_session_id,
     prepare_event_for_storage,
     select_events,
     stored_copy_json,
+    unique_events,
 )
 
 _Key = tuple[str, str, str]
@@ -36,7 +38,8 @@ class InMemorySessionService(SessionService):
         self._clock = clock
         self._new_id = id_factory
         self._sessions: dict[_Key, Session] = {}
-        self._event_ids: dict[_Key, set[str]] = {}
+        self._event_json: dict[_Key, dict[str, str]] = {}
+        """Per session: each stored event's JSON by id (the text its stored copy was parsed from)."""
         self._app_state: dict[str, dict[str, Any]] = {}
         self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -68,7 +71,7 @@ class InMemorySessionService(SessionService):
             last_update_time=self._clock(),
         )
         self._sessions[key] = stored
-        self._event_ids[key] = set()
+        self._event_json[key] = {}
         return self._view(stored, None)
 
     async def get_session(
@@ -92,21 +95,19 @@ class InMemorySessionService(SessionService):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         validate_session_key(app_name, user_id, session_id)
         self._sessions.pop((app_name, user_id, session_id), None)
-        self._event_ids.pop((app_name, user_id, session_id), None)
+        self._event_json.pop((app_name, user_id, session_id), None)
 
     async def append_event(self, session: Session, event: Event) -> Event:
         validate_session_key(session.app_name, session.user_id, session.id)
         if prepare_event_for_storage(event) is None:
             return event
         key = (session.app_name, session.user_id, session.id)
-        stored = self._sessions.get(key)
-        if stored is None:
-            raise SessionNotFoundError(
-                f"session {session.id!r} (app {session.app_name!r}, user {session.user_id!r}) does not exist; "
-                "create it with create_session() before appending events"
-            )
-        if event.id in self._event_ids[key]:
-            # A retried append (e.g. a Temporal activity run twice): the store already has it.
+        stored = self._stored(key)
+        known = self._event_json[key].get(event.id)
+        if known is not None:
+            # A retried append (e.g. a Temporal activity run twice): the store already has it. The
+            # same id with other content is refused, never dropped silently.
+            check_repeat(known, event)
             if not any(e.id == event.id for e in session.events):
                 apply_event_to_session(session, event)
             return event
@@ -116,11 +117,35 @@ class InMemorySessionService(SessionService):
         if user_delta:
             self._user_state.setdefault((session.app_name, session.user_id), {}).update(copy.deepcopy(user_delta))
         stored.state.update(copy.deepcopy(session_delta))
-        stored.events.append(_frozen(stored_copy_json(event)))
+        text = stored_copy_json(event)
+        stored.events.append(_frozen(text))
         stored.last_update_time = event.timestamp
-        self._event_ids[key].add(event.id)
+        self._event_json[key][event.id] = text
         apply_event_to_session(session, event)
         return event
+
+    async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
+        """All or nothing: every event is checked (its delta, and an id already stored or repeated
+        in the batch with other content) before any is written."""
+        validate_session_key(session.app_name, session.user_id, session.id)
+        events = [e for e in events if prepare_event_for_storage(e) is not None]
+        key = (session.app_name, session.user_id, session.id)
+        self._stored(key)
+        stored_json = self._event_json[key]
+        for event in unique_events(events):
+            if event.id in stored_json:
+                check_repeat(stored_json[event.id], event)
+        return [await self.append_event(session, event) for event in events]
+
+    def _stored(self, key: _Key) -> Session:
+        stored = self._sessions.get(key)
+        if stored is None:
+            _, user_id, session_id = key
+            raise SessionNotFoundError(
+                f"session {session_id!r} (app {key[0]!r}, user {user_id!r}) does not exist; "
+                "create it with create_session() before appending events"
+            )
+        return stored
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         validate_id("app name", app_name)

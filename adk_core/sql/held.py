@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -35,6 +35,8 @@ rest of the pool stays free for everything else."""
 
 Statement = tuple[str, Mapping[str, Any]]
 """Driver SQL (see ``driver_sql``) and its parameters."""
+RowCheck = Callable[[int, tuple[Any, ...]], None]
+"""Called with each statement's index and first row; raises to roll a transaction back."""
 
 _DIALECT = postgresql.psycopg.dialect()
 _Held = tuple[AsyncConnection, psycopg.AsyncConnection[Any]]
@@ -68,21 +70,28 @@ class HeldConnections:
         """Bumped by engine.dispose(): a connection held before it goes back when its call ends."""
         event.listen(engine.sync_engine, "engine_disposed", self._on_engine_disposed)
 
-    async def fetch_first_rows(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]]:
+    async def fetch_first_rows(
+        self, statements: Sequence[Statement], check: RowCheck | None = None
+    ) -> list[tuple[Any, ...]]:
         """Run each (sql, params) statement, in ONE transaction when there are several (all or
-        nothing); returns each statement's first row (every statement must return one)."""
+        nothing); returns each statement's first row (every statement must return one).
+        ``check(index, row)`` sees each row as it comes; what it raises rolls the transaction back."""
+        check = check or _accept
         async with self._connection() as (pooled, driver):
             if driver is None:
-                return await _run_pooled(pooled, statements)
+                return await _run_pooled(pooled, statements, check)
             sql = ""
             try:
                 if len(statements) == 1:
                     sql = statements[0][0]
-                    return [await _fetchone(driver, *statements[0])]
+                    row = await _fetchone(driver, *statements[0])
+                    check(0, row)
+                    return [row]
                 rows = []
                 async with driver.transaction():
-                    for sql, params in statements:
+                    for index, (sql, params) in enumerate(statements):
                         rows.append(await _fetchone(driver, sql, params))
+                        check(index, rows[-1])
                 return rows
             except psycopg.Error as e:
                 raise exc.DBAPIError.instance(
@@ -165,10 +174,20 @@ async def _fetchone(driver: psycopg.AsyncConnection[Any], sql: str, params: Mapp
     return row
 
 
-async def _run_pooled(pooled: AsyncConnection, statements: Sequence[Statement]) -> list[tuple[Any, ...]]:
+def _accept(index: int, row: tuple[Any, ...]) -> None:
+    pass
+
+
+async def _run_pooled(pooled: AsyncConnection, statements: Sequence[Statement], check: RowCheck) -> list[tuple[Any, ...]]:
     if len(statements) == 1:
         conn = await pooled.execution_options(isolation_level="AUTOCOMMIT")
         sql, params = statements[0]
-        return [tuple((await conn.exec_driver_sql(sql, dict(params))).one())]
+        row = tuple((await conn.exec_driver_sql(sql, dict(params))).one())
+        check(0, row)
+        return [row]
+    rows = []
     async with pooled.begin():
-        return [tuple((await pooled.exec_driver_sql(sql, dict(params))).one()) for sql, params in statements]
+        for index, (sql, params) in enumerate(statements):
+            rows.append(tuple((await pooled.exec_driver_sql(sql, dict(params))).one()))
+            check(index, rows[-1])
+    return rows

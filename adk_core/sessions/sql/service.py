@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -22,9 +23,11 @@ from adk_core.sessions.base import (
     apply_event_to_session,
     check_get_session_config,
     check_list_ids,
+    check_repeat,
     new_session_id,
     prepare_event_for_storage,
     stored_form,
+    unique_events,
 )
 from adk_core.sql import SqlStore, dumps, dumps_model, store_errors
 from adk_core.sql.held import Statement, driver_sql, held_connections
@@ -45,10 +48,11 @@ class DatabaseSessionService(SqlStore, SessionService):
     Every append is one atomic statement (``_statements.append_event_statement``): it locks the
     session row, numbers and inserts the event, and merges the session/app/user deltas with jsonb
     ``||``, so only the delta's keys change and concurrent writers never lose each other's keys. An
-    event id that is already stored inserts nothing and merges nothing, and the append succeeds
-    unchanged (a Temporal activity may run the same append twice). ``append_events`` runs several
-    such statements in one transaction. Ids, keys and values are validated before anything is
-    sent; a failure anywhere leaves nothing written.
+    event id that is already stored with the same content inserts nothing and merges nothing, and
+    the append succeeds unchanged (a Temporal activity may run the same append twice). ``append_events`` runs several
+    such statements in one transaction. An event id stored with *different* content is refused
+    with EventConflictError, and nothing of the append is written. Ids, keys and values are
+    validated before anything is sent; a failure anywhere leaves nothing written.
 
     Errors: what cannot succeed on retry (bad ids or values, a NUL Postgres cannot store, a
     database without the tables) is raised as an AdkError; transient database errors (connection
@@ -161,47 +165,95 @@ class DatabaseSessionService(SqlStore, SessionService):
         validate_session_key(session.app_name, session.user_id, session.id)
         if prepare_event_for_storage(event) is None:
             return event
-        params = _append_params(session, event)
-        # Everything is serialized (so checked) above: a refusal has written nothing. One
-        # self-contained statement: no BEGIN/COMMIT round trips needed.
-        ((_, inserted, *_),) = await self._run_appends([_single_append(params)])
-        if inserted is not None or not any(e.id == event.id for e in session.events):
-            # A retried append finds the event stored already: bring the caller's copy level.
+        # Everything is serialized (so checked) before anything is sent: a refusal has written
+        # nothing. One self-contained statement: no BEGIN/COMMIT round trips needed.
+        await self._append(session, [event])
+        if not any(e.id == event.id for e in session.events):
+            # New, or a retried append that finds it stored: bring the caller's copy level.
             apply_event_to_session(session, event)
         return event
 
     @store_errors
     async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
         """Append several events in ONE transaction (one commit), all or nothing. Events already
-        stored (a retried activity) are skipped. Consecutive events without a state delta (most
-        of them) go in one statement; a batch of only such events needs no transaction at all."""
+        stored with the same content (a retried activity) are skipped; one stored with other
+        content is a conflict and nothing is written. Consecutive events without a state delta
+        (most of them) go in one statement; a batch of only such events needs no transaction."""
         validate_session_key(session.app_name, session.user_id, session.id)
         events = [e for e in events if prepare_event_for_storage(e) is not None]
-        if len(events) <= 1:
-            return [await self.append_event(session, e) for e in events]
-        await self._run_appends([
-            (_APPEND_PLAIN_SQL, _plain_events_params(session, run)) if len(run) > 1
-            else _single_append(_append_params(session, run[0]))
-            for run in _runs_of_plain_events(events)
-        ])
+        unique = unique_events(events)
+        if unique:
+            await self._append(session, unique)
         known = {e.id for e in session.events}
-        for event in events:
+        for event in unique:
             if event.id not in known:
                 apply_event_to_session(session, event)
         return events
 
-    async def _run_appends(self, statements: list[Statement]) -> list[tuple[Any, ...]]:
+    async def _append(self, session: Session, events: list[Event]) -> None:
+        """Store ``events`` (checked, ids unique) in order, all or nothing. Ids already stored are
+        compared with what is stored: the same content is a repeat, other content raises
+        EventConflictError. The statements compare jsonb; only when that differs is the stored
+        JSON compared here, in ``stored_content``'s form (which tolerates fields added since)."""
+        while True:
+            runs = _runs_of_plain_events(events) if len(events) > 1 else [events]
+            statements = [
+                (_APPEND_PLAIN_SQL, _plain_events_params(session, run)) if len(run) > 1
+                else _single_append(_append_params(session, run[0]))
+                for run in runs
+            ]
+            try:
+                rows = await self._run_appends(statements, runs)
+            except _StoredAlready as repeats:
+                # A plain batch held events stored in another jsonb form of the same content: the
+                # statement inserted nothing (it could not tell), so the rest goes again without them.
+                events = [e for e in events if e.id not in repeats.ids]
+                if not events:
+                    return
+                continue
+            break
+        for run, row in zip(runs, rows, strict=True):
+            inserted, existing = _row_ids(run, row)
+            for event in run:
+                if event.id not in inserted and event.id not in existing:
+                    # Stored by another writer while this statement waited for the session's lock
+                    # (after its snapshot): compare now. Rare; the rest of the batch is committed.
+                    await self._compare_with_stored(session, event)
+
+    async def _run_appends(self, statements: list[Statement], runs: list[list[Event]]) -> list[tuple[Any, ...]]:
         """Run append statements (several: in ONE transaction) and return each one's row; raises
-        SessionNotFoundError when the session does not exist (then nothing changed). Appends are the
-        hot path of a durable turn: they run on held connections (adk_core.sql.held)."""
-        rows = await held_connections(self._engine).fetch_first_rows(statements)
-        for (_, params), (found, *_) in zip(statements, rows, strict=True):
+        SessionNotFoundError when the session does not exist and EventConflictError on a conflict
+        (then nothing changed). Appends are the hot path of a durable turn: they run on held
+        connections (adk_core.sql.held)."""
+
+        def check(index: int, row: tuple[Any, ...]) -> None:
+            params, run = statements[index][1], runs[index]
+            found, _, differing, *_ = row
             if not found:
                 raise SessionNotFoundError(
                     f"session {params['sid']!r} (app {params['app']!r}, user {params['user']!r}) does not exist; "
                     "create it with create_session() before appending events"
                 )
-        return rows
+            if differing is None:
+                return
+            stored = [differing] if len(run) == 1 else [json.dumps(e) for e in json.loads(differing)]
+            by_id = {e.id: e for e in run}
+            ids = set()
+            for text in stored:
+                event_id = json.loads(text)["id"]
+                check_repeat(text, by_id[event_id])  # raises on a real conflict: rolled back
+                ids.add(event_id)
+            if len(run) > 1:
+                raise _StoredAlready(ids)
+
+        return await held_connections(self._engine).fetch_first_rows(statements, check)
+
+    async def _compare_with_stored(self, session: Session, event: Event) -> None:
+        params = {"app": session.app_name, "user": session.user_id, "sid": session.id, "event_id": event.id}
+        async with self._engine.connect() as conn:
+            stored = (await conn.execute(q.EVENT_JSON, params)).scalar_one_or_none()
+        if stored is not None:
+            check_repeat(stored, event)
 
     @store_errors
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
@@ -217,6 +269,23 @@ class DatabaseSessionService(SqlStore, SessionService):
         validate_id("app name", app_name)
         async with self._engine.connect() as conn:
             return (await conn.execute(q.APP_STATE, {"app": app_name})).scalar_one_or_none() or {}
+
+
+class _StoredAlready(Exception):
+    """Events of a plain batch found stored with the same content in another jsonb form."""
+
+    def __init__(self, ids: set[str]) -> None:
+        super().__init__(sorted(ids))
+        self.ids = ids
+
+
+def _row_ids(run: list[Event], row: tuple[Any, ...]) -> tuple[set[str], set[str]]:
+    """The ids an append statement's row says it inserted, and those it found stored already."""
+    _, inserted, _, existing, *_ = row
+    if len(run) == 1:
+        event_id = run[0].id
+        return ({event_id} if inserted is not None else set()), ({event_id} if existing else set())
+    return set(inserted or ()), set(existing or ())
 
 
 def _append_params(session: Session, event: Event) -> dict[str, Any]:

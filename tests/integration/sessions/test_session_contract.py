@@ -9,11 +9,17 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from adk_core.errors import AlreadyExistsError, InvalidInputError, SessionNotFoundError, StateKeyError
+from adk_core.errors import (
+    AlreadyExistsError,
+    EventConflictError,
+    InvalidInputError,
+    SessionNotFoundError,
+    StateKeyError,
+)
 from adk_core.sessions import GetSessionConfig, InMemorySessionService, Session, SessionService
 from adk_core.sessions.base import select_events
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.types import Content, Event, EventActions
+from adk_core.types import Blob, Content, Event, EventActions, Part
 
 
 @pytest_asyncio.fixture
@@ -306,9 +312,81 @@ async def test_appending_a_stored_event_id_again_changes_nothing(
     stored = await reget(service, session)
     assert [e.id for e in stored.events] == ["same"]
     assert stored.state == {"n": 1, "app:a": 1}
-    # A different payload under a stored id is still the stored event: ids are the identity.
-    await service.append_event(session, event("same", 9.0, {"n": 99}))
+    # A different payload under a stored id is refused (not silently dropped): see below.
+    with pytest.raises(EventConflictError, match="'same'"):
+        await service.append_event(session, event("same", 9.0, {"n": 99}))
     assert (await reget(service, session)).state["n"] == 1
+
+
+# --- one id, one content (issue 24, item 8) ---------------------------------------------------------
+
+
+async def test_a_stored_event_id_with_different_content_is_a_conflict_naming_the_id(
+    service: SessionService, app_name: str
+) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="conflict")
+    await service.append_event(session, event("e1", 1.0, {"n": 1}))
+    for changed in (
+        event("e1", 1.0, {"n": 2}),  # another delta
+        event("e1", 2.0, {"n": 1}),  # another time
+        event("e1", 1.0, {"n": 1}, author="model"),  # another author
+        Event(id="e1", author="user", invocation_id="inv-1", timestamp=1.0, content=Content.user("other text"),
+              actions=EventActions(state_delta={"n": 1})),
+    ):
+        copy = await reget(service, session)
+        with pytest.raises(EventConflictError) as refused:
+            await service.append_event(copy, changed)
+        assert "'e1'" in str(refused.value) and refused.value.event_id == "e1"
+        assert "new id" in str(refused.value)  # says what to do
+        assert [e.id for e in copy.events] == ["e1"]  # the caller's copy is not changed either
+    stored = await reget(service, session)
+    assert [e.text for e in stored.events] == ["message e1"] and stored.state == {"n": 1}
+
+
+async def test_the_same_event_after_a_json_round_trip_is_a_repeat_not_a_conflict(
+    service: SessionService, app_name: str
+) -> None:
+    """What a retried activity sends: the event as Temporal carried it (JSON), temp: keys already
+    dropped, key order and number spelling as JSON gives them back."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="roundtrip")
+    rich = Event(
+        id="r1", author="model", invocation_id="inv-9", timestamp=1732000000.123456789, branch="a.b",
+        content=Content(role="model", parts=[
+            Part(text="héllo \u2603"), Part(inline_data=Blob(mime_type="image/png", data=b"\x00\x01\xffpng")),
+        ]),
+        usage_metadata={"prompt_token_count": 12, "ratio": 0.1},
+        custom_metadata={"nested": {"b": [1, 2.5, None], "a": True}},
+        actions=EventActions(state_delta={"x": 1.0, "temp:scratch": "gone", "user:deep": {"k": [1, {"z": 0.3}]}}),
+    )
+    sent = rich.model_dump_json()  # with its temp: key, as a retry may carry it
+    await service.append_event(session, rich)
+    carried = Event.model_validate_json(sent)
+    await service.append_event(session, carried)
+    await service.append_events(await reget(service, session), [carried, event("r2", 2.0)])
+    stale = await reget(service, session, GetSessionConfig(num_recent_events=0))
+    await service.append_event(stale, Event.model_validate_json(carried.model_dump_json()))
+    stored = await reget(service, session)
+    assert [e.id for e in stored.events] == ["r1", "r2"]
+    assert stored.events[0].content == rich.content
+
+
+async def test_a_batch_holding_a_conflict_writes_nothing(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="batchconflict")
+    await service.append_events(session, [event("c1", 1.0), event("c2", 2.0, {"k": 2})])
+    for batch in (
+        [event("c3", 3.0), event("c4", 4.0), event("c1", 1.0, {"other": 1})],  # plain run, then a delta
+        [event("c3", 3.0), event("c1", 9.0), event("c4", 4.0)],  # all plain
+        [event("c3", 3.0, {"k": 3}), event("c2", 2.0, {"k": 99})],  # deltas only
+        [event("c3", 3.0), event("c3", 3.0, {"k": 3})],  # twice in the batch itself
+    ):
+        with pytest.raises(EventConflictError):
+            await service.append_events(await reget(service, session), batch)
+        stored = await reget(service, session)
+        assert [e.id for e in stored.events] == ["c1", "c2"], batch
+        assert stored.state == {"k": 2}
+    # The batch with the conflict taken out goes in, stored events repeated as they are.
+    await service.append_events(session, [event("c1", 1.0), event("c3", 3.0), event("c3", 3.0), event("c4", 4.0)])
+    assert [e.id for e in (await reget(service, session)).events] == ["c1", "c2", "c3", "c4"]
 
 
 async def test_append_to_unknown_session_says_to_create_it(service: SessionService, app_name: str) -> None:

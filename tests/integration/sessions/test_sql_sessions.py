@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import uuid
 from typing import Any
 
@@ -16,9 +17,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
+from adk_core.errors import AdkError, ConfigurationError, EventConflictError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL
 from adk_core.sql import MIGRATIONS_DIR, alembic_config, held, is_transient, migrate, upgrade
 from adk_core.sql.schema import metadata
 from adk_core.types import Content, Event, EventActions, Part
@@ -132,7 +134,7 @@ async def test_events_are_stored_without_temp_keys_in_seq_order(
     session = await service.create_session(app_name=app_name, user_id="u")
     for i in range(3):
         await service.append_event(session, event(f"e{i}", float(i), {"k": i, "temp:t": i}))
-    await service.append_event(session, event("e1", 9.0))  # a retry allocates no seq
+    await service.append_event(session, event("e1", 1.0, {"k": 1, "temp:t": 1}))  # a retry allocates no seq
     await service.append_event(session, event("e3", 3.0))
     rows = await stored_rows(engine, session)
     assert [(r.id, r.seq) for r in rows] == [("e0", 1), ("e1", 2), ("e2", 3), ("e3", 4)]
@@ -349,3 +351,68 @@ async def test_a_batch_of_plain_events_is_one_statement(
     assert len(statements) == 1 + 3  # the plain batch; then r4, r5 (its delta) and r6 each alone
     rows = await stored_rows(engine, session)
     assert [(r.id, r.seq) for r in rows] == [(f"r{i}", i + 1) for i in range(7)]
+
+
+# --- one id, one content (issue 24, item 8) ---------------------------------------------------------
+
+
+async def test_a_row_stored_before_a_field_existed_is_a_repeat_not_a_conflict(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    """The statements compare jsonb; a stored row that lacks fields the current Event model has
+    (written by an older version) differs there, and is then compared in the model's form."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="older")
+    events = [event("o1", 1.0), event("o2", 2.0), event("o3", 3.0, {"k": 3})]
+    await service.append_events(session, events)
+    async with engine.begin() as conn:  # as an older version stored them: without two newer fields
+        await conn.execute(
+            sa.text("UPDATE adk_events SET event = event - 'model_version' - 'interrupted' "
+                    "WHERE app_name = :a AND session_id = 'older'"),
+            {"a": app_name},
+        )
+    again = [Event.model_validate_json(e.model_dump_json()) for e in events]
+    await service.append_event(session, again[0])
+    await service.append_events(session, [*again, event("o4", 4.0), event("o5", 5.0)])  # plain run o1, o2, o4, o5
+    rows = await stored_rows(engine, session)
+    assert [r.id for r in rows] == ["o1", "o2", "o3", "o4", "o5"]
+    changed = event("o2", 2.0)
+    changed.content = Content.user("changed")
+    with pytest.raises(EventConflictError, match="'o2'"):
+        await service.append_events(session, [event("o6", 6.0), changed])
+    assert [r.id for r in await stored_rows(engine, session)] == ["o1", "o2", "o3", "o4", "o5"]
+
+
+async def test_the_batch_statement_looks_stored_events_up_by_key_in_its_generic_plan(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    """Prepared statements switch to a generic plan: the conflict check must not scan the events table there."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="plan")
+    params = {"a": app_name, "u": "u", "s": "plan"}
+    async with engine.begin() as conn:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
+                "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', 'e' || g, "
+                "'author', 'user', 'timestamp', g::float8) FROM generate_series(1, 5000) AS g"
+            ),
+            params,
+        )
+        await conn.execute(
+            sa.text("UPDATE adk_sessions SET last_seq = 5000 WHERE app_name = :a AND user_id = :u AND id = :s"), params
+        )
+        await conn.execute(sa.text("ANALYZE adk_events"))
+    names: list[str] = []
+
+    def numbered(match: re.Match[str]) -> str:
+        if match[1] not in names:
+            names.append(match[1])
+        return f"${names.index(match[1]) + 1}"
+
+    generic = re.sub(r"%\((\w+)\)s", numbered, _APPEND_PLAIN_SQL)
+    async with engine.connect() as conn:
+        plan = "\n".join((await conn.exec_driver_sql("EXPLAIN (GENERIC_PLAN) " + generic)).scalars())
+    assert "Seq Scan on adk_events" not in plan, plan
+    assert "adk_events_pkey" in plan, plan
+    await service.append_events(session, [event("new1", 5001.0), event("new2", 5002.0)])
+    with pytest.raises(EventConflictError, match="e4999"):  # stored above with other content
+        await service.append_events(session, [event("new3", 5003.0), event("e4999", 4999.0)])
