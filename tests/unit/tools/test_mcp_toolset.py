@@ -34,7 +34,9 @@ async def test_the_model_sees_the_filtered_tools_with_the_servers_schemas(toolse
     model = calling([])
     await InMemoryRunner(LlmAgent(name="a", model=model, tools=[toolset])).run("hi")
     declared = model.requests[0].tools_dict
-    assert sorted(declared) == ["add", "die_once", "header", "refuse", "slow", "whoami"]
+    exposed = ["add", "die_once", "header", "refuse", "slow", "slow_once", "whoami"]
+    assert sorted(declared) == exposed
+    assert sorted(await toolset.refresh_tools()) == exposed
     add = declared["add"].declaration()
     assert add is not None and add.description == "Add two integers."
     assert add.parameters is not None and sorted(add.parameters["properties"]) == ["a", "b"]
