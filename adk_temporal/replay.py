@@ -181,44 +181,41 @@ async def replay_histories(
         else:
             loaded.append((str(item), load_history(item)))
     if not loaded:
-        raise AdkError("no histories to replay; export some with `temporal workflow show -w ID --output json`")
+        raise ConfigurationError("no histories to replay; export some with `temporal workflow show -w ID --output json`")
 
     known = {app.name for app in apps}
-    unserved = {
-        history.run_id: name for _, history in loaded
-        if (name := _app_of(history)) is not None and name not in known and not name.startswith("eval:")
-    }
-    runnable = [(source, history) for source, history in loaded if history.run_id not in unserved]
+    failures: list[Exception | None] = [None] * len(loaded)
+    runnable: list[int] = []
+    for index, (_, history) in enumerate(loaded):
+        app_name = _app_of(history)
+        if app_name is None or app_name in known or app_name.startswith("eval:"):
+            runnable.append(index)
+        else:  # replaying it would fail too, with a nondeterminism error that does not say why
+            failures[index] = ConfigurationError(
+                f"it ran app {app_name!r}, which is not among the apps given ({', '.join(sorted(known)) or 'none'}); "
+                "pass that app too (--app module:attr)"
+            )
 
     async def each() -> AsyncIterator[WorkflowHistory]:
-        for _, history in runnable:
-            yield history
+        for index in runnable:
+            yield loaded[index][1]
 
-    failures_by_source: dict[str, Exception | None] = {}
-    for source, history in loaded:
-        if history.run_id in unserved:
-            # Replaying it would fail too, with a nondeterminism error that does not say why.
-            failures_by_source[source] = ConfigurationError(
-                f"it ran app {unserved[history.run_id]!r}, which is not among the apps given "
-                f"({', '.join(sorted(known)) or 'none'}); pass that app too (--app module:attr)"
-            )
-    # One result per history, in order (replay_workflows keys failures by run id, which two
-    # exports of one run would share).
     if runnable:
+        # One result per history, in order (replay_workflows keys failures by run id, which two
+        # exports of one run would share).
         replay = replayer(apps, passthrough_modules=passthrough_modules, data_converter=data_converter)
         async with replay.workflow_replay_iterator(each()) as results:
-            async for (source, _), result in _zip(runnable, results):
-                failures_by_source[source] = result.replay_failure
+            async for index, result in _zip(runnable, results):
+                failures[index] = result.replay_failure
     verdicts = [
         HistoryReplay(
-            source=source, workflow_id=history.workflow_id, workflow_type=_workflow_type(history),
-            failure=failures_by_source[source],
+            source=source, workflow_id=history.workflow_id, workflow_type=_workflow_type(history), failure=failure,
         )
-        for source, history in loaded
+        for (source, history), failure in zip(loaded, failures, strict=True)
     ]
-    failures = [v for v in verdicts if not v.ok]
-    if failures and raise_on_failure:
-        raise ReplayFailedError(failures)
+    failed = [v for v in verdicts if not v.ok]
+    if failed and raise_on_failure:
+        raise ReplayFailedError(failed)
     return verdicts
 
 
