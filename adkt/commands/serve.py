@@ -73,6 +73,11 @@ def worker(
         typer.Option("--prices", envvar="ADK_PRICES",
                      help="TOML or JSON file of model prices, added to the defaults (docs/observability.md)"),
     ] = None,
+    tracing: Annotated[
+        bool,
+        typer.Option("--tracing", envvar="ADK_TRACING",
+                     help="export OpenTelemetry traces with OTLP to OTEL_EXPORTER_OTLP_ENDPOINT (docs/observability.md)"),
+    ] = False,
 ) -> None:
     """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
     if not app and not eval_cases:
@@ -87,6 +92,7 @@ def worker(
         app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or [],
         deployment=(deployment_name, build_id) if deployment_name and build_id else None,
         graceful_timeout=graceful_timeout, health_port=health_port, metrics_port=metrics_port, prices=prices,
+        tracing=tracing,
     ))
 
 
@@ -94,7 +100,7 @@ async def _worker(
     specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False,
     log_level: str | None = None, eval_cases: list[str] | None = None, *, deployment: tuple[str, str] | None = None,
     graceful_timeout: float = GRACEFUL_SHUTDOWN_SECONDS, health_port: int | None = None,
-    metrics_port: int | None = None, prices: str | None = None,
+    metrics_port: int | None = None, prices: str | None = None, tracing: bool = False,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
@@ -111,6 +117,10 @@ async def _worker(
     from adk_core.models.pricing import PriceTable
 
     price_table = PriceTable.default().merged(PriceTable.load(prices)) if prices else None
+    if tracing:
+        from adk_temporal.tracing import configure_tracing
+
+        tracer_provider = configure_tracing("adk-worker")
     version = WorkerVersion(*deployment) if deployment else None
     settings = Settings.load()
     target = resolve(settings, address=address, database_url=database_url)
@@ -122,7 +132,8 @@ async def _worker(
         options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
         built = build_worker(
             client, apps, task_queue=queue, eval_cases=eval_cases or (), deployment=version,
-            graceful_shutdown=timedelta(seconds=graceful_timeout), prices=price_table, **services, **options,
+            graceful_shutdown=timedelta(seconds=graceful_timeout), prices=price_table, tracing=tracing,
+            **services, **options,
         )
         served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
         queues = ", ".join(built.task_queues)
@@ -141,6 +152,8 @@ async def _worker(
                     err.print(f"stopping: in-flight activities have {graceful_timeout:g} s to finish")
                     await built.shutdown()  # finishes in-flight activities within the graceful timeout
                 await asyncio.gather(task, return_exceptions=True)
+    if tracing:
+        tracer_provider.shutdown()  # sends the spans still batched
     err.print("worker stopped")
 
 
