@@ -8,7 +8,8 @@ Module map: case (EvalCase), mocks + interception (tool safety), user_agents, br
 (with_state_change), scopes, termination (TerminateWhen and its query language), trace, metrics/,
 apps (the apps a case runs), host (CaseHost, LocalCaseHost), driver (drive_case), runner (run_eval),
 suite (run_eval_suite), results, scoring (evaluate_trace), adk_import (google-adk eval sets),
-adk_criteria (google-adk's judged criteria through llm_judge), pytest_helper (assert_eval_passes).
+adk_criteria (google-adk's judged criteria through llm_judge), rescore (new metrics on a stored run's
+traces), pytest_helper (assert_eval_passes).
 """
 
 from ..errors import EvalToolError, EvalUserAgentError

@@ -31,7 +31,16 @@ from .bridge import YieldInfo
 from .case import EvalCase
 from .host import CaseHost
 from .metrics.base import MetricContext, evaluate_metrics
-from .results import EvalError, EvalResult, SessionRef, Status, TerminationReason, TokenUsage, status_of
+from .results import (
+    EvalError,
+    EvalResult,
+    SessionRef,
+    Status,
+    TerminationReason,
+    TokenUsage,
+    metric_error,
+    status_of,
+)
 from .scopes import ScopedView
 from .state_change import changes_in, merge_changes, state_delta_for, unwrap
 from .termination import matches
@@ -124,11 +133,7 @@ async def drive_case(case: EvalCase, host: CaseHost, *, trial: int = 0) -> EvalR
     if error is None:
         metrics, metric_errors = await evaluate_metrics(case.metrics, trace, MetricContext(run_judge=host.run_judge))
         if metric_errors:
-            error = EvalError(
-                phase="metric",
-                message="; ".join(f"metric {name!r}: {text}" for name, text in metric_errors.items()),
-                error_type=next(iter(metric_errors.values())).split(":", 1)[0],
-            )
+            error = metric_error(metric_errors)
     if error is not None:
         status = "error"
     elif status is None:

@@ -52,6 +52,15 @@ def not_evaluated_reason(status: str, metrics: Mapping[str, MetricResult]) -> st
     return "not evaluated: " + ", ".join(skipped)
 
 
+def metric_error(errors: Mapping[str, str]) -> EvalError:
+    """The ``error`` of a trial whose metrics raised (``errors``: metric name -> ``"Type: message"``)."""
+    return EvalError(
+        phase="metric",
+        message="; ".join(f"metric {name!r}: {text}" for name, text in errors.items()),
+        error_type=next(iter(errors.values())).split(":", 1)[0],
+    )
+
+
 class TokenUsage(BaseModel):
     input: int = 0
     output: int = 0

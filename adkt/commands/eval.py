@@ -3,6 +3,7 @@
     adkt eval run examples.eval_chest_pain                 in this process (exit code 1 unless every case passed)
     adkt eval run examples.eval_chest_pain:cases --durable --trials 3 --parallel 4
     adkt eval list | show RUN [--case NAME] | compare RUN_A RUN_B
+    adkt eval rescore RUN --metrics my_evals:metrics         new metrics on RUN's stored traces, as a new run
 
 Results are stored in the sessions database (adk_core.eval.store). Durable runs always store them
 (the worker's activities write them). In-process runs store them, with a copy of each trial's trace
@@ -345,6 +346,40 @@ async def _show(run_id: str, case: str | None, database_url: str | None) -> None
             out.print(f"  [dim]trace: adkt sessions show '{ref.app_name}' {ref.user_id} {ref.session_id}[/]")  # type: ignore[union-attr]
             for event in session.events:
                 print_event(event)
+
+
+@evals.command("rescore")
+def rescore(
+    run_id: Annotated[str, typer.Argument(help="the stored run whose traces to score again (see `adkt eval list`)")],
+    metrics: Annotated[str, typer.Option("--metrics", help="module:attr: a Metric or a list of Metrics")],
+    new_run_id: Annotated[str | None, typer.Option("--run-id", help="name of the new run (default: RUN-rescore-...)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the suite result as JSON")] = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Score a stored run's traces with new or changed metrics, without running the system again.
+
+    The results are stored as a new run linked to RUN (its config names RUN and the metrics);
+    `adkt eval compare RUN NEW` shows what changed. Judges call their model; the system's models and
+    tools are not called. Exit code 1 when a case did not pass.
+    """
+    new_run_id = new_run_id or f"{run_id}-rescore-{uuid.uuid4().hex[:4]}"
+    result = run_async(_rescore(run_id, metrics, new_run_id, database_url))
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        out.print(f"[dim]rescored {escape(run_id)} with {escape(metrics)}[/]")
+        _print_results(result, new_run_id)
+    raise typer.Exit(0 if result.passed else 1)
+
+
+async def _rescore(run_id: str, metrics_ref: str, new_run_id: str, database_url: str | None) -> EvalSuiteResult:
+    from adk_core.eval.rescore import load_metrics, rescore_run
+    from adk_core.sessions.sql import DatabaseSessionService
+
+    metrics = load_metrics(metrics_ref)
+    async with _store(database_url) as store:
+        return await rescore_run(store, DatabaseSessionService(store.engine), run_id, metrics, new_run_id=new_run_id,
+                                 metrics_ref=metrics_ref)  # fmt: skip
 
 
 @evals.command("compare")

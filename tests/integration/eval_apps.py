@@ -6,6 +6,7 @@
     failing             one case whose metric fails, for the CLI's exit code
     stops               a failing case then a passing one, for stop_on_first_failure
     unchecked           a passing case and one without metrics: not evaluated, so the run fails
+    rescore_metrics     metrics for `adkt eval rescore`: the sum is 3 (the run's own ``right_sum`` wanted 4)
     imported            google-adk's weather eval set with judged criteria (data/judged_test_config.json):
                         two static cases pass, the scenario case is not evaluated on its trajectory
 
@@ -64,7 +65,12 @@ def lookup(key: str) -> dict:
     raise RuntimeError("never called in eval: mocked")
 
 
+system_model_calls: list[int] = []
+"""One entry per call of the ``calc`` system model (in this process): `adkt eval rescore` adds none."""
+
+
 def _sum_script(request: LlmRequest) -> LlmResponse:
+    system_model_calls.append(1)
     done = _responses(request)
     if not done:
         return function_call_response("lookup", {"key": "x"})
@@ -155,3 +161,10 @@ imported = load_adk_eval_set(
     judge_model=ScriptedModel(_judge_script, name="scripted-judge"),
 )
 """google-adk's weather set with judged criteria: both static cases pass; the scenario case is not evaluated."""
+
+
+rescore_metrics = [
+    metric("answers", lambda trace: bool(trace.final_response())),
+    metric("sum_is_3", lambda trace: "the sum is 3" in trace.final_response() or "hello" in trace.final_response()),
+]
+"""Both pass on the stored traces of ``bad``, whose ``right_sum`` failed them."""

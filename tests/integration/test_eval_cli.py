@@ -88,6 +88,38 @@ async def test_a_case_nothing_checks_is_not_evaluated_and_fails_the_run(database
     assert shown.exit_code == 0 and "not_evaluated" in shown.stdout and "the case has no metrics" in shown.stdout
 
 
+async def test_rescore_scores_stored_traces_with_new_metrics_as_a_linked_run(database_url: str) -> None:
+    from tests.integration.eval_apps import system_model_calls
+
+    await migrate(database_url)
+    db = ("--database-url", database_url)
+    bad, rescored = _id(), _id()
+    assert (await invoke("eval", "run", "tests.integration.eval_apps:bad", "--run-id", bad, "--trials", "2", *db)).exit_code == 1
+    calls = len(system_model_calls)
+    ran = await invoke("eval", "rescore", bad, "--metrics", "tests.integration.eval_apps:rescore_metrics",
+                       "--run-id", rescored, *db)  # fmt: skip
+    assert ran.exit_code == 0, ran.output  # the new metrics pass on the same traces
+    assert len(system_model_calls) == calls  # the system's model was not called again
+    store = EvalResultStore(database_url)
+    try:
+        old, new = await store.get_run(bad), await store.get_run(rescored)
+    finally:
+        await store.close()
+    assert old is not None and new is not None
+    assert new.run.config == {"rescored_from": bad, "metrics": "tests.integration.eval_apps:rescore_metrics"}
+    assert (new.run.suite, new.run.status) == (old.run.suite, "passed")
+    assert [(t.case_name, t.trial, t.session) for t in new.trials] == [(t.case_name, t.trial, t.session) for t in old.trials]
+    assert all(sorted(t.metrics) == ["answers", "sum_is_3"] for t in new.trials)
+    compared = await invoke("eval", "compare", bad, rescored, *db)
+    assert "0 case regressions, 1 case fixes" in compared.stdout, compared.stdout  # sums: failed -> passed
+
+    missing = await invoke("eval", "rescore", "no-such-run", "--metrics", "tests.integration.eval_apps:rescore_metrics", *db)
+    assert missing.exit_code == 1 and "no eval run 'no-such-run'" in missing.stderr
+    not_metrics = await invoke("eval", "rescore", bad, "--metrics", "tests.integration.eval_apps:good", *db)
+    assert not_metrics.exit_code == 1 and "is not a Metric" in not_metrics.stderr
+    assert "--metrics" in (await invoke("eval", "rescore", "--help")).stdout
+
+
 async def test_run_durable_on_a_configured_stack(durable_stack: DurableStack) -> None:
     run_id = _id()
     ran = await invoke(
