@@ -15,6 +15,7 @@
     adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
     adkt replay H.json --app M:app  replay exported workflow histories against this code (docs/replay.md)
     adkt check APP                  find callbacks that read the clock, random or uuid4 directly
+    adkt mcp APP [--http PORT]      serve an app as an MCP server: MCP clients call it as a tool
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
 """
@@ -35,6 +36,7 @@ from adkt.commands.deployment import deployment
 from adkt.commands.dev import dev
 from adkt.commands.encryption import codec_server, keygen
 from adkt.commands.eval import evals
+from adkt.commands.mcp import mcp
 from adkt.commands.pending import pending, reply
 from adkt.commands.replay import replay
 from adkt.commands.run import chat, run
@@ -97,6 +99,7 @@ app.command()(web)
 app.command()(api)
 app.command()(replay)
 app.command()(check)
+app.command()(mcp)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
 app.add_typer(deployment, name="deployment")
