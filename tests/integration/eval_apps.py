@@ -6,6 +6,7 @@
     failing             one case whose metric fails, for the CLI's exit code
     stops               a failing case then a passing one, for stop_on_first_failure
     unchecked           a passing case and one without metrics: not evaluated, so the run fails
+    unmocked            a case whose system calls a tool without a mock: an ``error`` in phase system
     rescore_metrics     metrics for `adkt eval rescore`: the sum is 3 (the run's own ``right_sum`` wanted 4)
     imported            google-adk's weather eval set with judged criteria (data/judged_test_config.json):
                         two static cases pass, the scenario case is not evaluated on its trajectory
@@ -162,6 +163,16 @@ imported = load_adk_eval_set(
 )
 """google-adk's weather set with judged criteria: both static cases pass; the scenario case is not evaluated."""
 
+
+unmocked = [
+    EvalCase(
+        "unmocked-lookup",
+        app_or_agent=LlmAgent(name="calc", model=ScriptedModel(_sum_script, name="scripted-calc"), tools=[lookup]),
+        first_message="add one to x",
+        metrics=[metric("answers", lambda trace: bool(trace.final_response()))],
+    ),
+]
+"""``lookup`` has no mock, so the trial ends in an EvalToolError (phase ``system``)."""
 
 rescore_metrics = [
     metric("answers", lambda trace: bool(trace.final_response())),

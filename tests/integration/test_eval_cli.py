@@ -113,6 +113,13 @@ async def test_rescore_scores_stored_traces_with_new_metrics_as_a_linked_run(dat
     compared = await invoke("eval", "compare", bad, rescored, *db)
     assert "0 case regressions, 1 case fixes" in compared.stdout, compared.stdout  # sums: failed -> passed
 
+    # A trial whose run failed before scoring keeps its error: its trace is not a finished conversation.
+    errored, rescored_error = _id(), _id()
+    assert (await invoke("eval", "run", "tests.integration.eval_apps:unmocked", "--run-id", errored, *db)).exit_code == 1
+    again = await invoke("eval", "rescore", errored, "--metrics", "tests.integration.eval_apps:rescore_metrics",
+                         "--run-id", rescored_error, *db)  # fmt: skip
+    assert again.exit_code == 1 and "system error" in again.stdout and "lookup" in again.stdout, again.output
+
     missing = await invoke("eval", "rescore", "no-such-run", "--metrics", "tests.integration.eval_apps:rescore_metrics", *db)
     assert missing.exit_code == 1 and "no eval run 'no-such-run'" in missing.stderr
     not_metrics = await invoke("eval", "rescore", bad, "--metrics", "tests.integration.eval_apps:good", *db)
