@@ -16,7 +16,12 @@
     ├── UnsupportedOperationError   a service method this context cannot offer (e.g. list_sessions
     │                               inside a durable run); also a NotImplementedError
     ├── EvalToolError               an eval called a tool that has no mock and was not passed through
-    └── EvalUserAgentError          an eval's tool yielded, but no user agent answers that tool
+    ├── EvalUserAgentError          an eval's tool yielded, but no user agent answers that tool
+    │   (remote tools define theirs next to them; the model sees them as the tool's error)
+    ├── McpCallError                adk_core.tools.mcp: the MCP server answered with an error (not retried)
+    ├── McpUnavailableError         adk_core.tools.mcp: no answer (unreachable, died, timed out; retried)
+    ├── OpenApiCallError            adk_core.tools.openapi: the API refused the call, 4xx (not retried)
+    └── OpenApiUnavailableError     adk_core.tools.openapi: no usable answer, 408/429/5xx (retried)
 """
 
 from __future__ import annotations
