@@ -14,10 +14,13 @@ from datetime import datetime, timedelta
 from time import time as now
 from typing import Any
 
-from adk_core import App, LlmAgent, LlmRequest, LlmResponse
+from adk_core import App, BaseAgent, LlmAgent, LlmRequest, LlmResponse, SequentialAgent
+from adk_core.agents.base import new_event
+from adk_core.agents.context import InvocationContext
 from adk_core.plugins import BasePlugin
 from adk_core.tools import FunctionTool
 from adk_core.tools.execution import ToolExecution
+from adk_core.types import Content, Event
 
 INLINE = ToolExecution(mode="inline", start_to_close_timeout=timedelta(seconds=1))
 
@@ -117,5 +120,27 @@ def _good_app() -> App:
     return App(name="good_desk", root_agent=root, plugins=[SeededSamplingPlugin()])
 
 
+def big_amounts_after_hours(amount: int) -> bool:
+    """A require_confirmation rule of an activity tool: evaluated with the tool, in the activity."""
+    return amount > 100 or datetime.now().hour >= 18
+
+
+def transfer(amount: int) -> dict:
+    """Send money (an activity)."""
+    return {"sent": amount}
+
+
+class Stamper(BaseAgent):
+    """A custom agent: its _run_async_impl is workflow code."""
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+        yield new_event(ctx, author=self.name, content=Content.model(f"at {time.monotonic():.0f}"))
+
+
 bad = _bad_app()
 good = _good_app()
+custom = App(name="custom_desk", root_agent=SequentialAgent(name="flow", sub_agents=[
+    LlmAgent(name="payer", model=RemoteModel(),  # type: ignore[arg-type]
+             tools=[FunctionTool(transfer, require_confirmation=big_amounts_after_hours)]),
+    Stamper(name="stamper"),
+]))

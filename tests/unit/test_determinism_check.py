@@ -5,6 +5,7 @@ the same app written with the runtime seam passes; activity code and the framewo
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import subprocess
 import sys
@@ -36,7 +37,15 @@ async def test_each_direct_call_is_named_with_its_function_and_fix() -> None:
     # fetch_quote reads the clock too, but runs in an activity: not workflow code.
     assert not any("fetch_quote" in f.function for f in report.findings)
     [stamp] = [f for f in report.findings if f.function.startswith("stamp")]
-    assert stamp.location.endswith("determinism_apps.py:53")
+    assert stamp.location.endswith(f"determinism_apps.py:{_line_of(determinism_apps.stamp, 'time.time()')}")
+
+
+async def test_a_custom_agent_is_workflow_code_a_tools_confirmation_rule_is_not() -> None:
+    """FunctionTool evaluates require_confirmation in run_async, which for an activity tool runs in
+    the activity (adk.run_tool): its clock read is recorded there, not replayed."""
+    report = await check_app(determinism_apps.custom)
+    found = {(f.function.split(" ")[0], f.call) for f in report.findings}
+    assert found == {("Stamper._run_async_impl", "time.monotonic()")}, report.lines()
 
 
 async def test_the_same_app_through_the_runtime_seam_passes() -> None:
@@ -65,6 +74,11 @@ async def test_a_worker_warns_at_start(capsys: pytest.CaptureFixture[str]) -> No
     assert "tag_request" in err and "use ctx.runtime.new_id()" in err
 
 
+def _line_of(function, text: str) -> int:
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
 def _adkt(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
     env |= {"PYTHONPATH": str(REPO), "COLUMNS": "250", "NO_COLOR": "1"}
@@ -77,7 +91,8 @@ async def test_adkt_check_exit_codes_and_output() -> None:
     bad = await asyncio.to_thread(_adkt, "check", "tests.unit.determinism_apps:bad", "examples.w1:app")
     assert bad.returncode == 1, bad.stderr
     assert "FAILED  bad_desk: workflow code that will not replay:" in bad.stderr
-    assert "greeting_by_time_of_day (tests/unit/determinism_apps.py:38) calls datetime.datetime.now() at " in bad.stderr
+    first = inspect.getsourcelines(determinism_apps.greeting_by_time_of_day)[1]
+    assert f"greeting_by_time_of_day (tests/unit/determinism_apps.py:{first}) calls datetime.datetime.now() at " in bad.stderr
     assert "ok      w1:" in bad.stderr
     good = await asyncio.to_thread(_adkt, "check", "tests.unit.determinism_apps:good", "--message", "hi", "--message", "again")
     assert good.returncode == 0, good.stderr
