@@ -121,7 +121,14 @@ async def test_stop_on_first_failure_skips_the_rest(durable_stack: DurableStack)
 
 async def test_an_imported_google_adk_set_with_judged_criteria_scores_durably_as_in_process(durable_stack: DurableStack) -> None:
     local = await run_eval_suite(imported)
-    suite = await _run_suite(durable_stack, suite="tests.integration.eval_apps:imported")
+    run_id = f"t-{uuid.uuid4().hex[:8]}"
+    handle = await durable_stack.client.client.start_workflow(
+        EvalSuiteWorkflow.run, EvalSuiteInput(suite="tests.integration.eval_apps:imported", run_id=run_id),
+        id=f"adk-eval/{run_id}", task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult,
+    )
+    suite = await handle.result()
+    progress = await handle.query(EvalSuiteWorkflow.progress)
+    assert (progress.done, progress.passed, progress.not_evaluated) == (3, 2, 1)
     assert [(r.name, r.status) for r in suite.results] == [(r.name, r.status) for r in local.results] == [
         ("weather_set/paris_then_rome", "passed"), ("weather_set/greeting", "passed"),
         ("weather_set/planned_trip", "not_evaluated"),
