@@ -29,10 +29,10 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.converter import DataConverter, PayloadCodec
 from temporalio.envconfig import ClientConfig
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import AdkError, ConfigurationError, InvalidInputError
@@ -321,6 +321,8 @@ class AdkClient:
             return TurnStatus(state="done", events=turn.events[query.after:], result=turn)
         try:
             return await handle.query(SessionWorkflow.turn, query)
+        except RPCTimeoutOrCancelledError:
+            return TurnStatus(state="queued")  # the service is restarting: the send's own retries are bounded
         except RPCError as e:
             if e.status in _TRANSIENT or e.status == RPCStatusCode.NOT_FOUND:
                 return TurnStatus(state="queued")  # not started yet, or the service is restarting
@@ -362,8 +364,10 @@ class AdkClient:
         )
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
-        """What the conversation waits for (tool confirmations, long-running tools)."""
-        return await self._handle(app, user_id, session_id).query(SessionWorkflow.pending)
+        """What the conversation waits for (tool confirmations, long-running tools). A read:
+        transport errors are retried for up to ``retry_seconds``."""
+        handle = self._handle(app, user_id, session_id)
+        return await self._reading(lambda: handle.query(SessionWorkflow.pending))
 
     def _message(
         self, app: str, user_id: str, session_id: str, message: str | Content, state_delta: dict[str, Any] | None,
@@ -434,7 +438,7 @@ class AdkClient:
                 )
             polls += 1
             if polls % FOLLOW_LIVENESS_POLLS == 0:
-                await _require_running(handle, message_id)
+                await self._reading(lambda: _require_running(handle, message_id))
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 1.0)
 
@@ -501,27 +505,79 @@ class AdkClient:
             attempt += 1
             await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
 
+    async def _reading(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, a read or an idempotent request, retried on transport errors (the service is
+        restarting or unreachable) for up to ``retry_seconds``; other errors are raised at once."""
+        deadline = time.monotonic() + self.retry_seconds
+        attempt = 0
+        while True:
+            try:
+                return await call()
+            except (RPCError, RPCTimeoutOrCancelledError) as e:
+                if (isinstance(e, RPCError) and e.status not in _TRANSIENT) or time.monotonic() > deadline:
+                    raise
+            attempt += 1
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+
     # --- one-shot runs ------------------------------------------------------------------------
     async def run_once(
         self, app: str, user_id: str, session_id: str, message: str | Content, *, workflow_id: str | None = None,
         **options: Any,
     ) -> AgentRunResult:
-        """One invocation as its own AgentRunWorkflow (no conversation workflow kept running)."""
+        """One invocation as its own AgentRunWorkflow (no conversation workflow kept running).
+
+        Transport errors are retried for up to ``retry_seconds``, without running the invocation
+        twice: a start whose answer was lost is found again by a mark this call leaves in the
+        run's memo, and its result is read from that run."""
         validate_session_key(app, user_id, session_id)
         content = Content.user(message) if isinstance(message, str) else message
         run_input = AgentRunInput(app_name=app, user_id=user_id, session_id=session_id, message=content, **options)
         start = self._start_options(app, user_id, session_id)
         start["static_summary"] = run_summary(app, user_id, session_id, content)
+        start["memo"] = {RUN_CALL_MEMO: uuid.uuid4().hex}
+        workflow_id = workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]])
         try:
-            return await self.client.execute_workflow(
-                AgentRunWorkflow.run,
-                run_input,
-                id=workflow_id or "/".join(["adk-run", *map(escape_id_part, (app, user_id, session_id)), uuid.uuid4().hex[:12]]),
-                task_queue=self.queue_of(app),
-                **start,
-            )
+            handle = await self._start_run(run_input, workflow_id, app, start)
+            return await self._reading(handle.result)
         except RPCError as e:
             raise self._explained(e) from None
+
+    async def _start_run(
+        self, run_input: AgentRunInput, workflow_id: str, app: str, start: dict[str, Any]
+    ) -> WorkflowHandle[Any, AgentRunResult]:
+        """Start the run once. After a transport error the start may have happened: a retry does
+        not start over a closed run of this id (REJECT_DUPLICATE), and a run of this id that
+        carries this call's mark is the one this call started."""
+        deadline = time.monotonic() + self.retry_seconds
+        attempt = 0
+        while True:
+            retry = attempt > 0
+            try:
+                return await self.client.start_workflow(
+                    AgentRunWorkflow.run, run_input, id=workflow_id, task_queue=self.queue_of(app),
+                    id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE if retry else WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                    **start,
+                )
+            except WorkflowAlreadyStartedError:
+                if not retry:
+                    raise
+                existing = self.client.get_workflow_handle_for(AgentRunWorkflow.run, workflow_id)
+                description = await self._reading(existing.describe)
+                if (await description.memo()).get(RUN_CALL_MEMO) == start["memo"][RUN_CALL_MEMO]:
+                    return existing  # started by this call before its answer was lost
+                if description.status == WorkflowExecutionStatus.RUNNING:
+                    raise  # another caller's run under this id, as on a first attempt
+                attempt = 0  # a closed run of someone else's: this call never started; start anew
+                continue
+            except (RPCError, RPCTimeoutOrCancelledError) as e:
+                if (isinstance(e, RPCError) and e.status not in _TRANSIENT) or time.monotonic() > deadline:
+                    raise
+            attempt += 1
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+
+
+RUN_CALL_MEMO = "adk_run_call"
+"""Memo key of a one-shot run: a mark unique to the run_once call that started it."""
 
 
 def _answered(result: asyncio.Future) -> bool:
