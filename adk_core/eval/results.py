@@ -172,7 +172,8 @@ class EvalSuiteResult(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return self.summary.skipped == 0 and all(r.passed for r in self.results)
+        """Every case ran and passed; a suite without results never passes."""
+        return bool(self.results) and self.summary.skipped == 0 and all(r.passed for r in self.results)
 
     def pass_hat(self, k: int) -> float:
         """Mean pass^k over the cases (each needs at least k trials)."""

@@ -13,6 +13,9 @@ from .runner import run_eval
 
 
 def check_suite(cases: Sequence[EvalCase]) -> None:
+    if not cases:
+        # An empty suite would pass (all of nothing): refuse it, as a case without metrics is not passed.
+        raise ConfigurationError("eval suite: no cases; pass at least one EvalCase")
     names = [c.name for c in cases]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -55,3 +55,12 @@ async def test_assert_eval_passes_refuses_an_unchecked_case_and_says_why() -> No
     assert "the case has no metrics" in str(raised.value)
     with pytest.raises(AssertionError, match=r"1 not evaluated"):
         await assert_eval_passes([_case("unchecked")])
+
+
+async def test_an_empty_suite_is_refused_and_never_passes() -> None:
+    from adk_core.errors import ConfigurationError
+    from adk_core.eval import EvalSuiteResult, EvalSummary
+
+    with pytest.raises(ConfigurationError, match="no cases; pass at least one EvalCase"):
+        await run_eval_suite([])
+    assert not EvalSuiteResult(summary=EvalSummary()).passed
