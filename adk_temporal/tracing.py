@@ -16,8 +16,11 @@ The exporter is the optional `opentelemetry-exporter-otlp-proto-http` package
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from adk_core import telemetry
 from adk_core.errors import ConfigurationError
 
 DEFAULT_SERVICE_NAME = "adk-temporal"
@@ -46,3 +49,30 @@ def configure_tracing(service_name: str = DEFAULT_SERVICE_NAME) -> Any:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     return provider
+
+
+@contextlib.contextmanager
+def http_server_span(method: str, headers: Mapping[str, str]) -> Iterator[Any]:
+    """A SERVER span for one HTTP API request, continuing the caller's trace when its headers carry
+    one (W3C ``traceparent``); what the request does (a turn's Temporal calls) nests in it. Yields
+    None when tracing is off. The caller names it by route once routed (``name_http_span``)."""
+    if not telemetry.tracing_enabled():
+        yield None
+        return
+    from opentelemetry import propagate, trace
+
+    tracer = trace.get_tracer("adkt.web")
+    with tracer.start_as_current_span(
+        method, context=propagate.extract(dict(headers)), kind=trace.SpanKind.SERVER,
+        attributes={"http.request.method": method},
+    ) as span:
+        yield span
+
+
+def name_http_span(span: Any, method: str, route: str, status: int) -> None:
+    """Name an ``http_server_span`` after its route template (never the ids in the path) and status."""
+    if span is None:
+        return
+    span.update_name(f"{method} {route}")
+    span.set_attribute("http.route", route)
+    span.set_attribute("http.response.status_code", status)

@@ -47,6 +47,11 @@ MetricsPort = Annotated[
     typer.Option("--metrics-port", envvar="ADK_METRICS_PORT", min=1, max=65535,
                  help="serve Prometheus metrics (the API's requests and open streams, Temporal's client) at /metrics"),
 ]
+Tracing = Annotated[
+    bool,
+    typer.Option("--tracing", envvar="ADK_TRACING",
+                 help="export OpenTelemetry traces with OTLP to OTEL_EXPORTER_OTLP_ENDPOINT (docs/observability.md)"),
+]
 TemporalUi = Annotated[
     str | None,
     typer.Option("--temporal-ui", help="Temporal UI base URL for the workflow links (default: the running `adkt dev`'s)"),
@@ -55,19 +60,23 @@ TemporalUi = Annotated[
 
 def web(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
         database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None,
-        allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None) -> None:  # fmt: skip
+        allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None,
+        tracing: Tracing = False) -> None:  # fmt: skip
     """Serve the dev chat page (pick an app, chat, answer confirmations, browse sessions and eval runs),
     the HTTP API under /api/v1 and the agent simulator's page at /sim."""
     run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True,
-                     allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port))  # fmt: skip
+                     allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port,
+                     tracing=tracing))  # fmt: skip
 
 
 def api(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
         database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None,
-        allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None) -> None:  # fmt: skip
+        allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None,
+        tracing: Tracing = False) -> None:  # fmt: skip
     """Serve the HTTP API under /api/v1 (its OpenAPI schema at /api/v1/openapi.json; docs/web.md)."""
     run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False,
-                     allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port))  # fmt: skip
+                     allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port,
+                     tracing=tracing))  # fmt: skip
 
 
 @dataclass
@@ -110,7 +119,8 @@ def dev_backend(client: AdkClient, database_url: str, apps: list[App], specs: li
 
 @contextlib.asynccontextmanager
 async def web_stack(
-    specs: list[str], settings: Settings, *, address: str | None, database_url: str | None, temporal_ui: str | None
+    specs: list[str], settings: Settings, *, address: str | None, database_url: str | None, temporal_ui: str | None,
+    tracing: bool = False,
 ) -> AsyncIterator[tuple[WebStack, list[str]]]:
     """The stack the page talks to and the app specs it serves (a running `adkt dev`'s by default)."""
     from adk_core.errors import ConfigurationError
@@ -128,7 +138,8 @@ async def web_stack(
                 "the page reads sessions from Postgres, and no database is configured: pass --database-url or set "
                 "ADK_DATABASE_URL=postgresql+psycopg://..."
             )
-        client = await connect(target.address, namespace=target.namespace, database_url=target.database_url)
+        client = await connect(target.address, namespace=target.namespace, database_url=target.database_url,
+                               tracing=tracing)
         adk = AdkClient(client, task_queue=target.task_queue, database_url=target.database_url)
         yield WebStack(adk, target.database_url, temporal_ui), specs
         return
@@ -151,7 +162,7 @@ async def web_stack(
 
 async def _serve(specs: list[str], host: str, port: int, address: str | None, database_url: str | None,
                  temporal_ui: str | None, *, page: bool, allowed_hosts: list[str], insecure: bool,
-                 metrics_port: int | None = None) -> None:  # fmt: skip
+                 metrics_port: int | None = None, tracing: bool = False) -> None:  # fmt: skip
     from adk_core.sessions.sql import migrate
     from adkt.commands._stack import wait_for_signal
     from adkt.web.api.backend import ApiBackend
@@ -167,11 +178,14 @@ async def _serve(specs: list[str], host: str, port: int, address: str | None, da
         # Before any client connects: clients and the API's instruments use the default runtime.
         Runtime.set_default(runtime_with_metrics(TelemetryConfig(), metrics_port), error_if_already_set=False)
         err.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics", highlight=False)
+    if tracing:
+        from adk_temporal.tracing import configure_tracing
+
+        tracer_provider = configure_tracing("adk-api")
     settings = Settings.load()
     access = web_access(host, settings.web, allowed_hosts=allowed_hosts, insecure=insecure)
-    async with web_stack(specs, settings, address=address, database_url=database_url, temporal_ui=temporal_ui) as (
-        stack, specs,
-    ):  # fmt: skip
+    async with web_stack(specs, settings, address=address, database_url=database_url, temporal_ui=temporal_ui,
+                         tracing=tracing) as (stack, specs):  # fmt: skip
         await migrate(stack.database_url)
         infos, _ = app_infos(specs)
         backend = ApiBackend.open(stack.client, stack.database_url, apps=infos, temporal_ui=stack.temporal_ui)
@@ -190,3 +204,5 @@ async def _serve(specs: list[str], host: str, port: int, address: str | None, da
             await backend.close()
             if simulator is not None:
                 await simulator.store.close()
+            if tracing:
+                tracer_provider.shutdown()  # sends the spans still batched

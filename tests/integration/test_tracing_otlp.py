@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -86,43 +88,80 @@ def _attributes(span: Any) -> dict[str, Any]:
     return values
 
 
-async def test_a_turn_is_one_trace_from_the_client_to_the_worker_process(
+def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    with log.open("wb") as out:
+        return subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+async def _until(process: subprocess.Popen, says: str, log: Path) -> None:
+    for _ in range(600):  # bounded: 60 s on a loaded machine
+        if process.poll() is not None:
+            pytest.fail(f"{process.args} exited: {log.read_text()}")
+        if says in log.read_text():
+            return
+        await asyncio.sleep(0.1)
+    pytest.fail(f"{process.args} did not start in 60 s: {log.read_text()}")
+
+
+async def _stop(process: subprocess.Popen, log: Path) -> None:
+    process.send_signal(signal.SIGINT)  # each process flushes its batched spans as it stops
+    code = await asyncio.to_thread(process.wait, 30)
+    assert code in (0, 130), log.read_text()
+
+
+async def test_a_turn_is_one_trace_across_processes(
     durable_stack: DurableStack, temporal_server: TemporalDevServer, receiver: OtlpReceiver, tmp_path: Path
 ) -> None:
+    """Two turns of examples/w1.py on a `python worker.py --tracing` process: one sent by a client in
+    this process, one by an HTTP request to `adkt api --tracing` carrying a W3C traceparent."""
     local = _exporter()  # this process's spans (the client's)
-    queue, log = f"adk-otlp-{uuid.uuid4().hex[:6]}", tmp_path / "worker.log"
+    queue, worker_log, api_log = f"adk-otlp-{uuid.uuid4().hex[:6]}", tmp_path / "worker.log", tmp_path / "api.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
     env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
-            "OTEL_SERVICE_NAME": "w1-worker", "ADK_TRACING": "1"}  # fmt: skip
-    command = [sys.executable, "worker.py", "--app", "examples.w1:app", "--address", temporal_server.address,
-               "--database-url", durable_stack.database_url, "--task-queue", queue]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            "ADK_TRACING": "1", "ADK_TASK_QUEUE": queue}  # fmt: skip
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        api_port = sock.getsockname()[1]
+    worker = _spawn(["worker.py", "--app", "examples.w1:app", "--address", temporal_server.address,
+                     "--database-url", durable_stack.database_url], env | {"OTEL_SERVICE_NAME": "w1-worker"},
+                    worker_log)  # fmt: skip
+    api = _spawn(["-m", "adkt.main", "api", "--app", "w1", "--address", temporal_server.address, "--database-url",
+                  durable_stack.database_url, "--port", str(api_port)], env | {"OTEL_SERVICE_NAME": "w1-api"},
+                 api_log)  # fmt: skip
+    caller_trace, caller_span = uuid.uuid4().hex, uuid.uuid4().hex[:16]
     try:
-        for _ in range(600):  # bounded: 60 s
-            if process.poll() is not None:
-                pytest.fail(f"the worker exited: {log.read_text()}")
-            if "worker for w1" in log.read_text():
-                break
-            await asyncio.sleep(0.1)
-        else:
-            pytest.fail(f"the worker did not start in 60 s: {log.read_text()}")
+        await asyncio.gather(_until(worker, "worker for w1", worker_log), _until(api, "HTTP API on", api_log))
         client = await connect(temporal_server.address, namespace=temporal_server.namespace, tracing=True)
         result = await asyncio.wait_for(
             AdkClient(client, task_queue=queue).run_once("w1", "u", uuid.uuid4().hex[:8], w1.USER_MESSAGE), 60
         )
         w1.check_turn(result.events)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}", timeout=60) as http:
+            sent = await http.post(f"/api/v1/apps/w1/users/u/sessions/{uuid.uuid4().hex[:8]}/messages",
+                                   json={"text": w1.USER_MESSAGE},
+                                   headers={"traceparent": f"00-{caller_trace}-{caller_span}-01"})  # fmt: skip
+        assert sent.status_code == 200, sent.text
+        assert sent.json()["final_text"] == "done"
     finally:
-        process.send_signal(signal.SIGINT)  # the worker flushes its batched spans as it stops
-        code = await asyncio.to_thread(process.wait, 30)
-    assert code == 0, log.read_text()
+        await asyncio.gather(_stop(worker, worker_log), _stop(api, api_log))
+    assert {"w1-worker", "w1-api"} == {r.get("service.name") for r in receiver.resources}
+
+    # Through the HTTP API: the request's span continues the caller's trace, and the turn it sends
+    # (the SessionWorkflow's update, its model and tool calls on the worker) runs inside it.
+    http_trace = [s for s in receiver.spans if s.trace_id == bytes.fromhex(caller_trace)]
+    route = "POST /api/v1/apps/{app}/users/{user}/sessions/{session}/messages"
+    [request] = [s for s in http_trace if s.name == route]
+    assert request.parent_span_id == bytes.fromhex(caller_span)
+    assert _attributes(request)["http.response.status_code"] == 200
+    http_names = [s.name for s in http_trace]
+    assert http_names.count("RunActivity:adk.generate_content") == 4, http_names
+    assert http_names.count("generate_content w1-scripted") == 4, http_names
 
     [start] = [s for s in local.get_finished_spans() if s.name == "StartWorkflow:AgentRunWorkflow"]
     assert isinstance(start, ReadableSpan) and start.context is not None
     trace_id = start.context.trace_id.to_bytes(16, "big")
     spans = [s for s in receiver.spans if s.trace_id == trace_id]
     names = [s.name for s in spans]
-    assert {"w1-worker"} == {r.get("service.name") for r in receiver.resources}
     # The worker's spans continue the client's trace: the run's span is a child of the client's start.
     [run] = [s for s in spans if s.name == "RunWorkflow:AgentRunWorkflow"]
     assert run.parent_span_id == start.context.span_id.to_bytes(8, "big")

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from adk_core.errors import InvalidInputError
 from adk_core.ids import validate_id
 from adk_temporal.metrics import web_metrics
+from adk_temporal.tracing import http_server_span, name_http_span
 
 from ..security.principal import ForbiddenError, Principal, principal_of, require_operator
 from .backend import ApiBackend
@@ -35,8 +36,10 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> 
 
     async def dispatch(request: Request) -> Response:
         started = time.perf_counter()
-        response = await answer(request)
-        route = request.scope.get(_ROUTE_KEY, "unmatched")
+        with http_server_span(request.method, request.headers) as span:
+            response = await answer(request)
+            route = request.scope.get(_ROUTE_KEY, "unmatched")
+            name_http_span(span, request.method, route, response.status_code)
         labels = {"route": route, "method": request.method, "status": str(response.status_code)}
         metrics = web_metrics()
         metrics.requests.add(1, labels)
