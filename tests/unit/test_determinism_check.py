@@ -108,3 +108,19 @@ async def test_a_simulator_wait_is_answered_and_a_looping_script_is_cut_short() 
     assert simulated.ok and simulated.stopped is None, simulated.lines()
     looping = await asyncio.wait_for(check_app(replay_apps.long_turn), timeout=10)
     assert looping.ok and looping.stopped is not None and "max_llm_calls" in looping.stopped
+
+
+async def test_adkt_worker_warns_before_it_connects(tmp_path: Path) -> None:
+    """The warning comes from `adkt worker` itself, before it connects (here to nothing: it then
+    fails as it would without the check)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
+    env |= {"PYTHONPATH": str(REPO), "HOME": str(tmp_path), "COLUMNS": "250", "NO_COLOR": "1"}
+    started = await asyncio.to_thread(subprocess.run, [
+        sys.executable, "-m", "adkt.main", "worker", "--app", "tests.unit.determinism_apps:bad",
+        "--address", "127.0.0.1:1", "--database-url", "postgresql+psycopg://nobody@127.0.0.1:1/none",
+    ], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert started.returncode == 1
+    warning, _, rest = started.stderr.partition("error: cannot connect to Temporal")
+    assert rest, started.stderr
+    assert "warning: app 'bad_desk' has workflow code that will not replay (run `adkt check` for details)" in warning
+    assert "tag_request (" in warning and "use ctx.runtime.new_id()" in warning
