@@ -43,9 +43,11 @@ def free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def http_server(log: Path, headers: dict[str, str] | None = None) -> AsyncIterator[HttpServer]:
-    """The test server on streamable HTTP on a free loopback port, stopped (bounded) at the end."""
-    port = free_port()
+async def http_server(
+    log: Path, headers: dict[str, str] | None = None, port: int | None = None
+) -> AsyncIterator[HttpServer]:
+    """The test server on streamable HTTP on a loopback port (default: a free one), stopped (bounded) at the end."""
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, SERVER, "http", str(port)],
         env={"MCP_TEST_LOG": str(log), "PATH": "/usr/bin:/bin"},

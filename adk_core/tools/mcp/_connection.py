@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -30,6 +30,7 @@ from ._errors import McpCallError, McpUnavailableError
 from ._servers import HttpServer, McpServer, StdioServer
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CONNECTION_CLOSED = -32000  # mcp.shared.exceptions: the session's stream ended with the call in flight
 REQUEST_TIMEOUT = 408  # what ClientSession raises when a call outlives its read timeout
@@ -58,8 +59,8 @@ class McpConnection:
     async def list_tools(self, *, refresh: bool = False) -> list[types.Tool]:
         if self._tools is not None and not refresh:
             return self._tools
-        session = await self._session()
-        try:
+
+        async def all_pages(session: ClientSession) -> list[types.Tool]:
             tools: list[types.Tool] = []
             cursor: str | None = None
             while True:
@@ -67,20 +68,31 @@ class McpConnection:
                 tools.extend(page.tools)
                 cursor = page.nextCursor
                 if not cursor:
-                    break
-        except McpError as error:
-            raise self._error("listing its tools", error, None) from None
+                    return tools
+
+        tools = await self._request("listing its tools", all_pages, None)
         self._tools = tools
         return tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, meta: dict[str, Any], timeout: timedelta
     ) -> types.CallToolResult:
-        session = await self._session()
+        return await self._request(
+            f"calling tool {name!r}",
+            lambda session: session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta),
+            timeout,
+        )
+
+    async def _request(
+        self, doing: str, make: Callable[[ClientSession], Awaitable[T]], timeout: timedelta | None
+    ) -> T:
+        live = await self._connected()
         try:
-            return await session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta)
+            return await live.request(make)
         except McpError as error:
-            raise self._error(f"calling tool {name!r}", error, timeout) from None
+            raise self._error(doing, error, timeout, live) from None
+        except _Gone:
+            raise self._gone(doing) from None
 
     async def close(self, timeout: timedelta = timedelta(seconds=10)) -> None:
         """Stop the server (stdio) or end the HTTP session. Bounded: past ``timeout`` the task is cancelled."""
@@ -92,7 +104,7 @@ class McpConnection:
     def _forget_tools(self) -> None:
         self._tools = None
 
-    async def _session(self) -> ClientSession:
+    async def _connected(self) -> _Live:
         async with self._lock:
             live = self._live
             if live is not None and live.dead:
@@ -104,24 +116,29 @@ class McpConnection:
                 await live.start(self._connect_timeout)
                 self._live = live
                 self.starts += 1
-            assert live.session is not None
-            return live.session
+            return live
 
-    def _error(self, doing: str, error: McpError, timeout: timedelta | None) -> Exception:
+    def _error(self, doing: str, error: McpError, timeout: timedelta | None, live: _Live) -> Exception:
         code = error.error.code
         if code == CONNECTION_CLOSED:
-            if self._live is not None:
-                self._live.dead = True
-            return McpUnavailableError(
-                f"MCP server {self.label!r} went away while {doing} (its process exited or the connection "
-                "dropped); it is started again on the next call"
-            )
+            live.dead = True
+            return self._gone(doing)
         if code == REQUEST_TIMEOUT:
             return McpUnavailableError(
                 f"MCP server {self.label!r} did not answer within {timeout} while {doing}; raise the "
                 "toolset's call_timeout if the tool is slow"
             )
         return McpCallError(f"MCP server {self.label!r} refused {doing}: {error.error.message} (code {code})")
+
+    def _gone(self, doing: str) -> McpUnavailableError:
+        return McpUnavailableError(
+            f"MCP server {self.label!r} went away while {doing} (its process exited or the connection "
+            "dropped); it is started again on the next call"
+        )
+
+
+class _Gone(Exception):  # noqa: N818  (a signal between _Live and McpConnection)
+    """The connection ended with a request in flight."""
 
 
 class _Live:
@@ -134,6 +151,25 @@ class _Live:
         self._task: asyncio.Task[None] | None = None
         self.session: ClientSession | None = None
         self.dead = False
+        self.ended = asyncio.Event()
+        """Set when the connection's task ends: the transport failed or the connection was stopped."""
+
+    async def request(self, make: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """Run one request on the session; raise _Gone if the connection ends first (a failed HTTP
+        transport does not answer the requests in flight, so they would wait for their timeout)."""
+        assert self.session is not None
+        call = asyncio.ensure_future(make(self.session))
+        ended = asyncio.ensure_future(self.ended.wait())
+        try:
+            await asyncio.wait({call, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if not call.done():
+                await asyncio.wait({call}, timeout=0.5)  # an answer already on its way still counts
+            if not call.done():
+                raise _Gone()
+            return call.result()
+        finally:
+            ended.cancel()
+            call.cancel()
 
     async def start(self, timeout: timedelta) -> None:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -183,11 +219,13 @@ class _Live:
             if not ready.done():
                 ready.set_exception(error if isinstance(error, Exception) else McpUnavailableError(str(error)))
             elif not self._stop.is_set():
-                logger.warning("MCP server %s connection ended: %s: %s", self._server.label(), type(error).__name__, error)
+                leaf = _first_leaf(error)
+                logger.warning("MCP server %s connection ended: %s: %s", self._server.label(), type(leaf).__name__, leaf)
             if not isinstance(error, Exception):
                 raise
         finally:
             self.dead = True
+            self.ended.set()
             if relay is not None:
                 relay.cancel()
                 with contextlib.suppress(BaseException):

@@ -3,8 +3,10 @@ over stdio and streamable HTTP: listing, filters, calls, server errors, a server
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from adk_core import InMemoryRunner, LlmAgent
 from adk_core.tools import McpToolset
 from adk_core.tools.mcp import McpUnavailableError, StdioServer
 from adk_core.types import Event
-from tests.mcp_servers.helpers import calling, calls_logged, http_server, stdio_server
+from tests.mcp_servers.helpers import calling, calls_logged, free_port, http_server, stdio_server
 
 
 def responses(events: list[Event]) -> list[dict[str, Any]]:
@@ -122,6 +124,22 @@ async def test_close_stops_the_servers_process(toolset: McpToolset) -> None:
         os.kill(pid, 0)
     await InMemoryRunner(LlmAgent(name="a", model=calling([("whoami", {})]), tools=[toolset])).run("again")
     assert _pid_of(toolset) != pid  # the next call started it again
+
+
+async def test_an_http_server_that_went_away_fails_the_call_fast_and_is_reached_again(tmp_path: Path) -> None:
+    log, port = tmp_path / "calls.jsonl", free_port()
+    args: dict[str, Any] = {"meta": {}, "timeout": timedelta(seconds=30)}
+    async with http_server(log, port=port) as server:
+        tools = McpToolset(server)
+        assert (await tools.connection.call_tool("add", {"a": 1, "b": 2}, **args)).structuredContent == {"result": 3}
+    try:
+        with pytest.raises(McpUnavailableError, match="went away"):  # at once, not after the 30 s timeout
+            await asyncio.wait_for(tools.connection.call_tool("add", {"a": 1, "b": 2}, **args), timeout=10)
+        async with http_server(log, port=port):
+            assert (await tools.connection.call_tool("add", {"a": 2, "b": 2}, **args)).structuredContent == {"result": 4}
+        assert tools.connection.starts == 2
+    finally:
+        await tools.close()
 
 
 def _log(toolset: McpToolset) -> Path:
