@@ -19,6 +19,7 @@ from pydantic_core import to_json
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from adk_core import telemetry
 from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolContext
 from adk_core.agents.llm_agent import LlmAgent
 from adk_core.artifacts import ArtifactService
@@ -224,24 +225,29 @@ class AdkActivities:
         metrics = activity_metrics()
         labels = {"app": input.app_name, "agent": agent.name, "provider": _provider(model), "model": model.name}
         started = time.perf_counter()
-        try:
-            # Partials go to the turn's stream (activities/streaming.py), never into the result.
-            publisher = publisher_for(getattr(self.sessions, "engine", None), input.stream_to,
-                                      attempt=activity.info().attempt, author=agent.name)
-            responses = await complete_responses(model.generate_content(request, stream=input.stream), publisher)
-        except BaseException as e:
+        # The provider call itself, timed where it happens (the engine's generate_content span is
+        # workflow code): OTel's gen_ai client span, under Temporal's RunActivity span.
+        with telemetry.start_span(f"chat {model.name}", _call_span_attributes(input, labels)) as span:
+            try:
+                # Partials go to the turn's stream (activities/streaming.py), never into the result.
+                publisher = publisher_for(getattr(self.sessions, "engine", None), input.stream_to,
+                                          attempt=activity.info().attempt, author=agent.name)
+                responses = await complete_responses(model.generate_content(request, stream=input.stream), publisher)
+            except BaseException as e:
+                metrics.model_calls.add(1, labels)
+                metrics.model_duration.record(time.perf_counter() - started, labels)
+                error = e.error_type if isinstance(e, ModelError) and e.error_type else type(e).__name__
+                metrics.model_errors.add(1, {**labels, "error_type": error})
+                telemetry.set_attributes(span, {"error.type": error})
+                if isinstance(e, ModelError):
+                    raise model_error_to_application_error(e) from None
+                if isinstance(e, AdkError):
+                    raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
+                raise
             metrics.model_calls.add(1, labels)
             metrics.model_duration.record(time.perf_counter() - started, labels)
-            error = e.error_type if isinstance(e, ModelError) and e.error_type else type(e).__name__
-            metrics.model_errors.add(1, {**labels, "error_type": error})
-            if isinstance(e, ModelError):
-                raise model_error_to_application_error(e) from None
-            if isinstance(e, AdkError):
-                raise ApplicationError(str(e), type=type(e).__name__, non_retryable=True) from None
-            raise
-        metrics.model_calls.add(1, labels)
-        metrics.model_duration.record(time.perf_counter() - started, labels)
-        self._count_usage(responses, model.name, metrics, labels)
+            self._count_usage(responses, model.name, metrics, labels)
+            telemetry.set_attributes(span, _call_result_attributes(responses))
         return c.ModelCallResult(responses=responses)
 
     def _count_usage(self, responses: list[LlmResponse], model: str, metrics: ActivityMetrics, labels: dict) -> None:
@@ -406,3 +412,27 @@ def _provider(model: object) -> str:
     if isinstance(provider, str) and provider:
         return provider
     return type(model).__name__.removesuffix("Model").lower() or "unknown"
+
+
+def _call_span_attributes(input: c.ModelCallInput, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": labels["provider"],
+        "gen_ai.request.model": labels["model"],
+        "gen_ai.agent.name": labels["agent"],
+        "gen_ai.conversation.id": input.key.session_id,
+        "adk.app": input.app_name,
+        "adk.attempt": activity.info().attempt,
+    }
+
+
+def _call_result_attributes(responses: list[LlmResponse]) -> dict[str, Any]:
+    usage = [r.usage_metadata for r in responses if r.usage_metadata is not None]
+    cost = [r.custom_metadata[COST_KEY] for r in responses if r.custom_metadata and COST_KEY in r.custom_metadata]
+    return {
+        "gen_ai.response.finish_reasons": [r.finish_reason for r in responses if r.finish_reason] or None,
+        "gen_ai.usage.input_tokens": sum(u.prompt_token_count or 0 for u in usage) if usage else None,
+        "gen_ai.usage.output_tokens": sum((u.candidates_token_count or 0) + (u.thoughts_token_count or 0)
+                                          for u in usage) if usage else None,  # fmt: skip
+        "adk.cost_usd": sum(cost) if cost else None,
+    }

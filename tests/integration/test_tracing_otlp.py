@@ -171,6 +171,13 @@ async def test_a_turn_is_one_trace_across_processes(
     models = [s for s in spans if s.name == "generate_content w1-scripted"]
     assert len(models) == 4, names
     assert all(_attributes(s)["gen_ai.request.model"] == "w1-scripted" for s in models)
+    # The provider call itself, in each model activity: gen_ai's client span, timed where it ran.
+    by_id = {s.span_id: s for s in spans}
+    calls = [s for s in spans if s.name == "chat w1-scripted"]
+    assert len(calls) == 4, names
+    assert all(by_id[s.parent_span_id].name == "RunActivity:adk.generate_content" for s in calls)
+    assert all(_attributes(s)["gen_ai.provider.name"] == "scripted" for s in calls)
+    assert all(_attributes(s)["adk.attempt"] == 1 for s in calls)
     tools = [_attributes(s)["gen_ai.tool.name"] for s in spans if s.name.startswith("execute_tool ")]
     assert sorted(tools) == ["add", "add", "lookup"], names
     assert any(s.name.startswith("invoke_agent") for s in spans), names
@@ -180,7 +187,6 @@ async def test_a_turn_is_one_trace_across_processes(
     assert not orphans, orphans
     # The engine's spans nest: model call in agent in invocation, under the client's call. (Workflow
     # code runs in the context Temporal's headers carry, so they sit beside RunWorkflow, not in it.)
-    by_id = {s.span_id: s for s in spans}
 
     def ancestors(span: Any) -> list[str]:
         chain = []
