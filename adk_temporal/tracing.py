@@ -76,3 +76,27 @@ def name_http_span(span: Any, method: str, route: str, status: int) -> None:
     span.update_name(f"{method} {route}")
     span.set_attribute("http.route", route)
     span.set_attribute("http.response.status_code", status)
+
+
+def current_trace_context() -> object:
+    """The OpenTelemetry context now (None when tracing is off), for work that runs later."""
+    if not telemetry.tracing_enabled():
+        return None
+    from opentelemetry import context
+
+    return context.get_current()
+
+
+@contextlib.contextmanager
+def in_trace_context(saved: object) -> Iterator[None]:
+    """Run the block in a context from ``current_trace_context`` (nothing to do for None)."""
+    if saved is None:
+        yield
+        return
+    from opentelemetry import context
+
+    token = context.attach(saved)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        context.detach(token)

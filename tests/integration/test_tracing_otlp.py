@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from httpx_sse import aconnect_sse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -140,8 +141,15 @@ async def test_a_turn_is_one_trace_across_processes(
             sent = await http.post(f"/api/v1/apps/w1/users/u/sessions/{uuid.uuid4().hex[:8]}/messages",
                                    json={"text": w1.USER_MESSAGE},
                                    headers={"traceparent": f"00-{caller_trace}-{caller_span}-01"})  # fmt: skip
-        assert sent.status_code == 200, sent.text
-        assert sent.json()["final_text"] == "done"
+            assert sent.status_code == 200, sent.text
+            assert sent.json()["final_text"] == "done"
+            # A streamed turn: sent as the stream is read, after its request's span ended.
+            stream_trace = uuid.uuid4().hex
+            async with aconnect_sse(http, "POST", f"/api/v1/apps/w1/users/u/sessions/{uuid.uuid4().hex[:8]}/messages/stream",
+                                    json={"text": w1.USER_MESSAGE},
+                                    headers={"traceparent": f"00-{stream_trace}-{caller_span}-01"}) as source:
+                kinds = [sse.event async for sse in source.aiter_sse()]
+            assert kinds[0] == "start" and kinds[-1] == "done", kinds
     finally:
         await asyncio.gather(_stop(worker, worker_log), _stop(api, api_log))
     assert {"w1-worker", "w1-api"} == {r.get("service.name") for r in receiver.resources}
@@ -156,6 +164,9 @@ async def test_a_turn_is_one_trace_across_processes(
     http_names = [s.name for s in http_trace]
     assert http_names.count("RunActivity:adk.generate_content") == 4, http_names
     assert http_names.count("generate_content w1-scripted") == 4, http_names
+    streamed = [s.name for s in receiver.spans if s.trace_id == bytes.fromhex(stream_trace)]
+    assert streamed.count(route + "/stream") == 1, streamed
+    assert streamed.count("chat w1-scripted") == 4, streamed
 
     [start] = [s for s in local.get_finished_spans() if s.name == "StartWorkflow:AgentRunWorkflow"]
     assert isinstance(start, ReadableSpan) and start.context is not None

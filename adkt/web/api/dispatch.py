@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from adk_core.errors import InvalidInputError
 from adk_core.ids import validate_id
 from adk_temporal.metrics import web_metrics
-from adk_temporal.tracing import http_server_span, name_http_span
+from adk_temporal.tracing import current_trace_context, http_server_span, in_trace_context, name_http_span
 
 from ..security.principal import ForbiddenError, Principal, principal_of, require_operator
 from .backend import ApiBackend
@@ -65,7 +65,7 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> 
             if endpoint.streams:
                 events = await endpoint.handler(call)
                 return StreamingResponse(
-                    _frames(endpoint, events), media_type="text/event-stream",
+                    _frames(endpoint, events, current_trace_context()), media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                 )  # fmt: skip
             result = await endpoint.handler(call)
@@ -151,13 +151,16 @@ def _parse(model: type[BaseModel], value: object, where: str) -> BaseModel:
         raise _Refusal(422, "ValidationError", f"{where}: {first_error(e, f'the fields are: {fields}')}") from None
 
 
-async def _frames(endpoint: Endpoint, events: AsyncIterator[Sse | None]) -> AsyncIterator[str]:
+async def _frames(endpoint: Endpoint, events: AsyncIterator[Sse | None], trace_context: object) -> AsyncIterator[str]:
     metrics, route = web_metrics(), PREFIX + endpoint.path
     metrics.stream_opened(route)
     try:
-        yield ": stream open\n\n"
-        async for frame in _frame_items(endpoint, events):
-            yield frame
+        # The turn is sent as the stream is read, after the request's span ended: in its context,
+        # so the turn's spans still belong to the request's trace.
+        with in_trace_context(trace_context):
+            yield ": stream open\n\n"
+            async for frame in _frame_items(endpoint, events):
+                yield frame
     finally:
         metrics.stream_closed(route)
 
