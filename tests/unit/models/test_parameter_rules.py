@@ -214,3 +214,13 @@ def test_rules_are_found_by_name_and_by_its_last_segment() -> None:
     assert "temperature" in model_rules("gpt-5-chat-latest").accepts
     assert "temperature" in model_rules("claude-opus-4-6").accepts
     assert model_rules("no-such-model") is None
+
+
+def test_docs_list_every_builtin_row() -> None:
+    from pathlib import Path
+
+    from adk_core.models.rules import builtin_model_rules
+
+    docs = (Path(__file__).parents[3] / "docs" / "models.md").read_text()
+    for rule in builtin_model_rules():
+        assert f"`{rule.pattern.replace('|', chr(92) + '|')}`" in docs, f"docs/models.md does not list {rule.pattern}"
