@@ -14,12 +14,16 @@ from adk_core import App, BaseAgent
 from adk_core.errors import ConfigurationError
 from adk_core.tools.lookup import close_tools
 
+from .eval_allow import EvalSuites
+
 
 class AppRegistry:
     """Apps by name. Apps may be added while the worker runs (eval cases register theirs on first use)."""
 
-    def __init__(self, apps: Iterable[App] = ()) -> None:
+    def __init__(self, apps: Iterable[App] = (), *, eval_suites: EvalSuites | None = None) -> None:
         self._apps: dict[str, App] = {}
+        self.eval_suites = eval_suites if eval_suites is not None else EvalSuites()
+        """The eval suites this worker may import (activities.eval_allow): none unless registered."""
         for app in apps:
             self.register(app)
 

@@ -48,6 +48,7 @@ class EvalActivities:
     @activity.defn(name=ec.LIST_CASES)
     @_fail_fast_on_adk_errors
     async def list_cases(self, input: ec.ListCasesInput) -> ec.ListCasesResult:
+        self.apps.eval_suites.check(input.suite)  # before any import: refused unless registered
         cases = load_cases(input.suite)
         for case in cases:
             register_case(case, self.apps)  # this worker can now serve the cases' model and tool calls too

@@ -106,7 +106,9 @@ def register_case(case: EvalCase, apps: AppRegistry) -> CaseApps:
 
 def register_cases(refs: Sequence[str], apps: AppRegistry) -> list[EvalCase]:
     """Import and register every case of ``refs`` (a worker does this at start, so its activities
-    find the cases' agents and tools even before any eval workflow ran on it)."""
+    find the cases' agents and tools even before any eval workflow ran on it), and allow their
+    suites (``apps.eval_suites``): a worker imports no other suite named in workflow input."""
+    apps.eval_suites.allow(refs)
     cases = [case for ref in refs for case in load_cases(ref)]
     for case in cases:
         register_case(case, apps)

@@ -37,6 +37,7 @@ from temporalio.worker import Replayer, WorkflowRunner
 from adk_core import App
 from adk_core.errors import AdkError, ConfigurationError
 from adk_temporal.activities import AppRegistry
+from adk_temporal.activities.eval_allow import EvalSuites
 from adk_temporal.workflows.app_scope import AppsInterceptor
 from adk_temporal.workflows.contracts import session_workflow_id
 from adk_temporal.workflows.converter import adk_data_converter
@@ -144,7 +145,8 @@ def replayer(
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
     return Replayer(
         workflows=WORKFLOWS,
-        interceptors=[AppsInterceptor(AppRegistry(apps))],
+        # Replaying starts nothing new: the eval suites the histories ran may be imported again.
+        interceptors=[AppsInterceptor(AppRegistry(apps, eval_suites=EvalSuites(any_suite=True)))],
         data_converter=data_converter or adk_data_converter,
         workflow_runner=workflow_runner or sandbox_runner(sorted(m for m in modules if not m.startswith("adk_core"))),
         workflow_failure_exception_types=[AdkError],

@@ -34,6 +34,7 @@ from adk_core.models.pricing import PriceTable
 from adk_core.sessions import SessionService
 from adk_temporal.activities import AdkActivities, AppRegistry
 from adk_temporal.activities.eval_activities import EvalActivities
+from adk_temporal.activities.eval_allow import EvalSuites
 from adk_temporal.activities.eval_cases import register_cases
 from adk_temporal.metrics import runtime_with_metrics
 from adk_temporal.workflows import TASK_QUEUE, AdkPlugin, app_task_queue
@@ -232,6 +233,7 @@ def build_worker(
     tracing: bool = False,
     payload_storage: StorageDriver | None = None,
     eval_cases: Sequence[str] = (),
+    eval_suites: Sequence[str] = (),
     serve_eval_suites: bool | None = None,
     deployment: WorkerVersion | None = None,
     graceful_shutdown: timedelta = DEFAULT_GRACEFUL_SHUTDOWN,
@@ -253,6 +255,11 @@ def build_worker(
     start, so its activities find their agents even before an eval workflow ran here. Eval results
     go to the session service's database when it has one (``DatabaseSessionService``).
 
+    ``eval_suites``: module or package names (or ``module:attr`` references) whose eval suites this
+    worker may import on first use. An eval workflow naming any other suite than these and
+    ``eval_cases`` is refused before anything is imported (activities.eval_allow): a suite named in
+    workflow input would otherwise run its module's code on the worker.
+
     ``deployment``: this worker's version (``WorkerVersion(deployment_name, build_id)``). Runs are
     then pinned to the version they started on, and conversations move to the current version at
     a turn boundary (docs/versioning.md). None (the default, and ``adkt dev``): unversioned.
@@ -261,7 +268,7 @@ def build_worker(
     to completion before they are cancelled.
 
     ``prices``: model prices for the cost of each call (default: ``PriceTable.default()``)."""
-    registry = AppRegistry(apps)
+    registry = AppRegistry(apps, eval_suites=EvalSuites(eval_suites))
     register_cases(eval_cases, registry)
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
     plugin = AdkPlugin(

@@ -71,9 +71,12 @@ async def _record(name: str, arg: object, summary: str) -> None:
 class EvalCaseWorkflow:
     @workflow.run
     async def run(self, input: EvalCaseInput) -> EvalResult:
+        registry = worker_apps()
+        # Before any import: a suite this worker did not register is refused (fails this workflow once).
+        registry.eval_suites.check(input.suite, from_workflow=True)
         with workflow.unsafe.imports_passed_through():
             case = find_case(input.suite, input.case_name)  # an AdkError here fails the workflow, once
-        apps = register_case(case, worker_apps())
+        apps = register_case(case, registry)
         host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial)
         result = (await drive_case(case, host, trial=input.trial)).model_copy(update={"events": []})
         # A metric may measure a value that is not JSON; keep its repr rather than fail to return.

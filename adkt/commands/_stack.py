@@ -58,9 +58,11 @@ async def embedded_stack(
     temporal_dir: Path | None = None,
     postgres_dir: Path | None = None,
     temporal_args: Sequence[str] = (),
+    eval_suites: Sequence[str] = (),
 ) -> AsyncIterator[Stack]:
     """Start Temporal (headless and in memory unless `ui_port` / `temporal_dir`), an embedded Postgres
-    (unless `database_url`), migrations and a worker for `apps`; stop all of it, in reverse, on exit."""
+    (unless `database_url`), migrations and a worker for `apps`; stop all of it, in reverse, on exit.
+    `eval_suites`: the modules whose eval suites the worker may import (build_worker)."""
     temporal = TemporalDevServer(
         port=port, ui_port=ui_port or 0, headless=ui_port is None, data_dir=temporal_dir,
         extra_args=(*TEMPORAL_DEV_ARGS, *temporal_args),
@@ -83,7 +85,8 @@ async def embedded_stack(
         services = await stack.enter_async_context(open_services(url))
 
         def build(served: Sequence[App]) -> AdkWorker:
-            return build_worker(client, served, task_queue=settings.task_queue, serve_eval_suites=True, **services)
+            return build_worker(client, served, task_queue=settings.task_queue, serve_eval_suites=True,
+                                eval_suites=eval_suites, **services)
 
         worker = build(apps)
         running = Stack(temporal, url, AdkClient(client, task_queue=settings.task_queue, database_url=url), worker,

@@ -49,6 +49,7 @@ async def _dev(
     specs: list[str], ui_port: int, port: int, data_dir: Path | None, database_url: str | None, sim_port: int = 8710,
     reload: bool = False, encrypt: bool = False,
 ) -> None:
+    from adk_temporal.activities.eval_allow import working_directory_modules
     from adk_temporal.worker import configure_logging
     from adkt.commands._apps import load_app
     from adkt.commands._stack import embedded_stack, wait_for_signal
@@ -74,6 +75,7 @@ async def _dev(
                 apps, settings, database_url=url, port=port, ui_port=ui_port,
                 temporal_dir=adk_dir / "temporal", postgres_dir=adk_dir / "postgres",
                 temporal_args=("--ui-codec-endpoint", codec_url) if codec_url else (),
+                eval_suites=working_directory_modules(),  # `adkt eval run --durable` of this project's suites
             )  # fmt: skip
             stack = await stack_cm.__aenter__()
     except BaseException:

@@ -188,7 +188,9 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
     async with contextlib.AsyncExitStack() as stack:
         if where.address is None:
             err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this run[/]")
-            running = await stack.enter_async_context(embedded_stack(apps, settings, database_url=where.database_url))
+            running = await stack.enter_async_context(
+                embedded_stack(apps, settings, database_url=where.database_url, eval_suites=[ref])
+            )
             where = dataclasses.replace(where, address=running.temporal.address, namespace=running.temporal.namespace,
                                         database_url=running.database_url)  # fmt: skip
         # With the database: a large suite's result travels out of band (workflows.payload_storage).

@@ -18,6 +18,9 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 
+EVAL_SUITES = ["examples", "tests.integration"]
+"""Where the eval suites the integration tests run live (examples.eval_chest_pain, tests.integration.eval_apps)."""
+
 
 @dataclass
 class DurableStack:
@@ -40,7 +43,8 @@ async def durable_stack(temporal_server: TemporalDevServer, postgres: EmbeddedPo
     client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=url)
     task_queue = f"adk-test-{uuid.uuid4().hex[:8]}"
     async with open_services(url) as services:
-        worker = build_worker(client, [], task_queue=task_queue, **services)
+        # The eval suites the tests start by reference: a worker imports no suite it did not register.
+        worker = build_worker(client, [], task_queue=task_queue, eval_suites=EVAL_SUITES, **services)
         run = asyncio.create_task(worker.run())
         try:
             yield DurableStack(

@@ -261,7 +261,8 @@ async def record(names: list[str] | None = None, out: Path = HISTORIES) -> list[
         ):
             client = await connect(server.address, namespace=server.namespace)
             adk = AdkClient(client, task_queue=task_queue, idle_timeout_seconds=1, database_url=postgres.url)
-            worker = build_worker(client, replay_apps.apps(), task_queue=task_queue, **services)
+            worker = build_worker(client, replay_apps.apps(), task_queue=task_queue,
+                                  eval_suites=[replay_apps.EVAL_SUITE], **services)
             recorder = Recorder(client, adk, postgres.url, task_queue, out)
             async with worker:
                 for name, scenario in SCENARIOS.items():
