@@ -20,7 +20,8 @@ logger = logging.getLogger(__name__)
 
 async def find_tool(agent: LlmAgent, name: str, ctx: ReadonlyContext) -> BaseTool | None:
     """The agent's tool called ``name``: a plain tool, else one a toolset names without listing
-    (``tool_named``, e.g. McpToolset: no request to the server), else one a toolset lists."""
+    (``tool_named``, sync or async: McpToolset maps the name to the server's own), else one a
+    toolset lists."""
     for item in agent.tools:
         if isinstance(item, BaseTool) and item.name == name:
             return item
@@ -28,6 +29,8 @@ async def find_tool(agent: LlmAgent, name: str, ctx: ReadonlyContext) -> BaseToo
         named = getattr(item, "tool_named", None)
         if named is not None:
             tool = named(name)
+            if inspect.isawaitable(tool):
+                tool = await tool
             if isinstance(tool, BaseTool):
                 return tool
     if all(isinstance(item, BaseTool) or hasattr(item, "tool_named") for item in agent.tools):

@@ -44,7 +44,7 @@ async def test_listing_and_calls_are_activities_and_the_history_keeps_the_list(
     durable_stack: DurableStack, tmp_path: Path
 ) -> None:
     log = tmp_path / "calls.jsonl"
-    calls = [("add", {"a": 2, "b": 3}), ("whoami", {}), ("refuse", {"reason": "not today"})]
+    calls = [("add", {"a": 2, "b": 3}), ("whoami", {}), ("refuse", {"reason": "not today"}), ("math_double", {"x": 4})]
     app = durable_stack.register(_app(stdio_server(log), calls, f"mcp_{uuid.uuid4().hex[:8]}"))
     await durable_stack.client.send(app.name, "u", "s", "go")
     await durable_stack.client.send(app.name, "u", "s", "again")
@@ -52,16 +52,17 @@ async def test_listing_and_calls_are_activities_and_the_history_keeps_the_list(
     session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert session is not None
     first_turn = [e for e in session.events if e.invocation_id == session.events[0].invocation_id]
-    (_, added), (whoami_id, whoami), (_, refused) = _responses(first_turn)
-    assert added == {"result": 5}
+    (_, added), (whoami_id, whoami), (_, refused), (_, doubled) = _responses(first_turn)
+    assert added == {"result": 5} and doubled == {"result": 8}  # math.double, by its provider-safe name
     assert whoami["key"] == f"{first_turn[0].invocation_id}:{whoami_id}"
     assert refused["error"].startswith("Tool 'refuse' failed: McpCallError:") and "not today" in refused["error"]
-    assert len(_responses(session.events)) == 6
+    assert len(_responses(session.events)) == 8
 
     # One listing per turn, each call one activity; the refused call is not retried (one log line).
-    per_turn = ["assistant -> calc.list_tools", "assistant -> add", "assistant -> whoami", "assistant -> refuse"]
+    per_turn = ["assistant -> calc.list_tools", "assistant -> add", "assistant -> whoami", "assistant -> refuse",
+                "assistant -> math_double"]
     assert await _tool_activities(durable_stack, app.name) == per_turn * 2
-    assert [c["tool"] for c in calls_logged(log)] == ["add", "whoami", "refuse"] * 2
+    assert [c["tool"] for c in calls_logged(log)] == ["add", "whoami", "refuse", "math.double"] * 2
 
     # The history holds the lists: it replays with a toolset whose server cannot even start.
     history = await durable_stack.client.client.get_workflow_handle(

@@ -39,6 +39,13 @@ def add(a: int, b: int, ctx: Context) -> int:
     return a + b
 
 
+@server.tool(name="math.double")
+def double(x: int, ctx: Context) -> int:
+    """Twice x (a name with a dot, as MCP allows and model providers refuse)."""
+    _record("math.double", ctx)
+    return 2 * x
+
+
 @server.tool()
 def whoami(ctx: Context) -> dict:
     """The idempotency key this call carried and the server's process id."""

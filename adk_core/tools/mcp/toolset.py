@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigurationError
 from ...models.base import FunctionDeclaration
+from .._names import provider_safe_name
 from .._schema import inline_refs
 from ..base import BaseTool
 from ..execution import ToolExecution, remote_tool_execution
-from ._errors import McpCallError
+from ._errors import McpCallError, McpUnavailableError
 from ._servers import McpServer
 
 if TYPE_CHECKING:
@@ -112,15 +113,23 @@ class McpToolset:
             self._remember(runtime, invocation_id, listing)
         return [self._tool(spec["name"], spec) for spec in listing]
 
-    def tool_named(self, name: str) -> BaseTool | None:
-        """The tool called ``name`` if this toolset may have it, without asking the server: how a
-        worker finds the tool of a call the model made from a list recorded earlier."""
+    async def tool_named(self, name: str) -> BaseTool | None:
+        """The tool called ``name`` if this toolset may have it: how a worker finds the tool of a call
+        the model made from a list recorded earlier. The server's own name for it comes from this
+        worker's list (fetched once per worker); a tool no longer listed is called by its name as is."""
         if name == self._lister.name:
             return self._lister
         remote = self._remote_name(name)
-        if remote is None or not self.exposes(remote):
+        if remote is None:
             return None
-        return self._tool(name, None)
+        try:
+            tools = await self.connection.list_tools()
+        except (McpUnavailableError, McpCallError):
+            tools = []  # the call itself meets the outage (and is retried as a call) or the refusal
+        remote = next((t.name for t in tools if self._exposed_name(t.name) == name), remote)
+        if not self.exposes(remote):
+            return None
+        return McpTool(self, name=name, remote_name=remote, spec=None)
 
     def exposes(self, remote_name: str) -> bool:
         """Whether the allow/deny filters let the server's tool ``remote_name`` through."""
@@ -152,12 +161,12 @@ class McpToolset:
             await self._connection.close()
 
     # --- helpers -----------------------------------------------------------------------------
-    def _tool(self, name: str, spec: dict[str, Any] | None) -> McpTool:
-        remote = self._remote_name(name) or name
-        return McpTool(self, name=name, remote_name=remote, spec=spec)
+    def _tool(self, name: str, spec: dict[str, Any]) -> McpTool:
+        return McpTool(self, name=name, remote_name=spec["remote_name"], spec=spec)
 
     def _exposed_name(self, remote: str) -> str:
-        return f"{self.tool_name_prefix}_{remote}" if self.tool_name_prefix else remote
+        """What the model calls the server's tool ``remote``: prefixed, and safe for every provider."""
+        return provider_safe_name(f"{self.tool_name_prefix}_{remote}" if self.tool_name_prefix else remote)
 
     def _remote_name(self, name: str) -> str | None:
         if not self.tool_name_prefix:
@@ -199,6 +208,7 @@ class McpListTools(BaseTool):
             "tools": [
                 {
                     "name": toolset._exposed_name(t.name),  # noqa: SLF001
+                    "remote_name": t.name,
                     "description": t.description or "",
                     "parameters": _parameters(t.inputSchema),
                 }

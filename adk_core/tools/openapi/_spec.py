@@ -3,11 +3,11 @@ and where each argument goes in the request."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ConfigurationError
+from .._names import provider_safe_name
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 BODY = "body"
@@ -87,7 +87,7 @@ def _operation(
         parameters["required"] = required
     security = _scheme_names(op["security"]) if "security" in op else default_security
     return Operation(
-        name=tool_name(op.get("operationId") or f"{method}_{path}"),
+        name=provider_safe_name(op.get("operationId") or f"{method}_{path}"),
         method=method.upper(),
         path=path,
         description=op.get("description") or op.get("summary") or f"{method.upper()} {path}",
@@ -97,10 +97,6 @@ def _operation(
     )
 
 
-def tool_name(text: str) -> str:
-    """A name every model provider accepts: letters, digits, _ and -, at most 64 characters."""
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", text).strip("_")
-    return (name or "operation")[:64]
 
 
 def _scheme_names(requirements: Any) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ import pytest
 
 from adk_core import InMemoryRunner, LlmAgent
 from adk_core.tools import McpToolset
-from adk_core.tools.mcp import McpUnavailableError, StdioServer
+from adk_core.tools.mcp import McpTool, McpUnavailableError, StdioServer
 from adk_core.types import Event
 from tests.mcp_servers.helpers import calling, calls_logged, free_port, http_server, stdio_server
 
@@ -36,7 +36,7 @@ async def test_the_model_sees_the_filtered_tools_with_the_servers_schemas(toolse
     model = calling([])
     await InMemoryRunner(LlmAgent(name="a", model=model, tools=[toolset])).run("hi")
     declared = model.requests[0].tools_dict
-    exposed = ["add", "die_once", "header", "refuse", "slow", "slow_once", "whoami"]
+    exposed = ["add", "die_once", "header", "math_double", "refuse", "slow", "slow_once", "whoami"]
     assert sorted(declared) == exposed
     assert sorted(await toolset.refresh_tools()) == exposed
     add = declared["add"].declaration()
@@ -52,9 +52,17 @@ async def test_allow_patterns_and_a_prefix(tmp_path: Path) -> None:
         events = await InMemoryRunner(LlmAgent(name="a", model=model, tools=[tools])).run("add")
         assert sorted(model.requests[0].tools_dict) == ["calc_add"]
         assert responses(events) == [{"result": 5}]
-        assert tools.tool_named("calc_secret") is None and tools.tool_named("add") is None
+        assert await tools.tool_named("calc_secret") is None and await tools.tool_named("add") is None
     finally:
         await tools.close()
+
+
+async def test_a_name_providers_refuse_is_made_safe_and_mapped_back(toolset: McpToolset) -> None:
+    events = await InMemoryRunner(LlmAgent(name="a", model=calling([("math_double", {"x": 21})]), tools=[toolset])).run("x")
+    assert responses(events) == [{"result": 42}]
+    assert calls_logged(_log(toolset))[-1]["tool"] == "math.double"
+    found = await toolset.tool_named("math_double")  # as a worker's tool activity finds it
+    assert isinstance(found, McpTool) and found.remote_name == "math.double"
 
 
 async def test_a_call_carries_the_calls_idempotency_key_in_meta(toolset: McpToolset) -> None:
