@@ -12,8 +12,9 @@ durable run makes it in an activity and never in workflow code:
   call's idempotency key in the request's ``_meta`` (IDEMPOTENCY_META_KEY), identical on every
   attempt.
 
-On the worker (or in-process), the activity finds an MCP tool by name without listing
-(``tool_named``), so a call needs no list request first.
+On the worker, the tool activity finds an MCP tool by name through ``tool_named``, which maps a
+provider-safe name back to the server's own from the worker's kept list; a tool the server no
+longer lists is called by its name as is, and the server's answer reaches the model.
 """
 
 from __future__ import annotations
