@@ -319,8 +319,8 @@ class AdkActivities:
         )
         tool = None
         if isinstance(agent, LlmAgent):
-            # Toolsets are listed only when no plain tool or toolset names the tool itself (an MCP
-            # toolset does, without asking its server); a toolset that fails raises ToolError.
+            # Toolsets are listed only when no plain tool or toolset names the tool itself (MCP and
+            # OpenAPI toolsets do, from what the worker keeps); a toolset that fails raises ToolError.
             tool = await find_tool(agent, input.tool_name, ReadonlyContext(ctx))
         if tool is None:
             raise ApplicationError(
