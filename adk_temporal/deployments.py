@@ -28,6 +28,9 @@ from adk_temporal.worker import WorkerVersion
 
 SET_CURRENT_TIMEOUT_SECONDS = 60.0
 """How long ``set_current_version`` waits for the version's workers to register with the server."""
+ROUTING_TIMEOUT_SECONDS = 30.0
+"""How long ``promote`` waits for the server to route every task queue to the new version before it
+wakes conversations anyway."""
 NUDGE_CONCURRENCY = 20
 """Signals in flight at once when waking idle conversations."""
 _IN_PROGRESS = RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS
@@ -42,17 +45,22 @@ class Promotion:
     failed: int
     """Conversations the signal did not reach (ended meanwhile, or the service refused): they move at
     their next message."""
+    routed: bool = True
+    """False when the server was still routing the deployment's task queues to the version after
+    ROUTING_TIMEOUT_SECONDS: conversations woken before it finished move at their next message;
+    promoting again wakes them again."""
 
 
 async def promote(client: Client, version: WorkerVersion, *, timeout: float = SET_CURRENT_TIMEOUT_SECONDS) -> Promotion:
     """Make ``version`` current and wake every open conversation so the idle ones move to it now."""
-    await set_current_version(client, version, timeout=timeout)
+    routed = await set_current_version(client, version, timeout=timeout)
     nudged, failed = await nudge_conversations(client)
-    return Promotion(version=version, nudged=nudged, failed=failed)
+    return Promotion(version=version, nudged=nudged, failed=failed, routed=routed)
 
 
-async def set_current_version(client: Client, version: WorkerVersion, *, timeout: float = SET_CURRENT_TIMEOUT_SECONDS) -> None:
-    """Route new runs (and conversations that move) to ``version``.
+async def set_current_version(client: Client, version: WorkerVersion, *, timeout: float = SET_CURRENT_TIMEOUT_SECONDS) -> bool:
+    """Route new runs (and conversations that move) to ``version``; True once every task queue of
+    the deployment routes there, False if that is still under way after ``ROUTING_TIMEOUT_SECONDS``.
 
     The server knows a version once one of its workers has polled; a version that is still starting
     is waited for up to ``timeout`` seconds, then refused with what to check.
@@ -79,25 +87,24 @@ async def set_current_version(client: Client, version: WorkerVersion, *, timeout
                 ) from None
         await asyncio.sleep(delay)
         delay = min(delay * 2, 2.0)
-    await _routing_propagated(client, version, deadline)
+    return await routing_propagated(client, version, timeout=ROUTING_TIMEOUT_SECONDS)
 
 
-async def _routing_propagated(client: Client, version: WorkerVersion, deadline: float) -> None:
-    """Wait until every task queue of the deployment routes to the new version. Until then a pinned
-    run's next workflow task may not yet say that its target changed, and a conversation woken too
-    early would stay where it is until its next message."""
+async def routing_propagated(client: Client, version: WorkerVersion, *, timeout: float) -> bool:
+    """Wait (up to ``timeout`` seconds) until every task queue of the deployment routes to the new
+    version; False if it has not by then. Until it has, a pinned run's next workflow task may not
+    yet say that its target changed, so a conversation woken too early stays where it is until its
+    next message (still correct, only later)."""
     request = DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=version.deployment_name)
+    deadline = time.monotonic() + timeout
     while True:
         described = await client.workflow_service.describe_worker_deployment(request)
         info = described.worker_deployment_info
         current = info.routing_config.current_deployment_version
         if current.build_id == version.build_id and info.routing_config_update_state != _IN_PROGRESS:
-            return
+            return True
         if time.monotonic() > deadline:
-            raise ConfigurationError(
-                f"version {version} was made current, but the server has not finished routing the deployment's "
-                "task queues to it; run `adkt deployment promote` again, or check `temporal worker deployment describe`"
-            )
+            return False
         await asyncio.sleep(0.1)
 
 

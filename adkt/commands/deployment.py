@@ -51,6 +51,10 @@ async def _promote(name: str, build_id: str, address: str | None) -> None:
     done = await promote_version(await _client(address), version)
     out.print(f"{version} is current; {done.nudged} open conversations told to move "
               f"(idle ones now, busy ones after their turn)", markup=False)  # fmt: skip
+    if not done.routed:
+        err.print(f"the server was still routing the deployment's task queues to {version}: conversations woken "
+                  "before it finished move at their next message; run this command again to wake them again",
+                  markup=False)  # fmt: skip
     if done.failed:
         err.print(f"{done.failed} conversations ended before they could be told; they start on {version} "
                   "at their next message", markup=False)  # fmt: skip

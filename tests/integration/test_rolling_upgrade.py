@@ -28,7 +28,6 @@ from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.sql import migrate
 from adk_temporal.deployments import pinned_runs, promote, run_version
 from adk_temporal.worker import WorkerVersion
-from adk_temporal.workflows import TASK_QUEUE
 from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.client import AdkClient, connect, workflow_task_failure
 from adkt.embedded import TemporalDevServer
@@ -52,6 +51,7 @@ def _worker(build: str, deployment: str, server: TemporalDevServer, database_url
         "--app", f"tests.integration.upgrade_app:sim_{build}",
         "--eval", SUITE, "--address", server.address, "--database-url", database_url,
         "--deployment-name", deployment, "--build-id", build, "--graceful-timeout", "5",
+        "--task-queue", f"q-{deployment}",  # its own queue: no other test's worker ever takes its tasks
     ]
     with log.open("wb") as out:
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -93,7 +93,7 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
     release = tmp_path / "release"
     logs = [tmp_path / "v1.log", tmp_path / "v2.log"]
     client = await connect(temporal_server.address, namespace=temporal_server.namespace)
-    adk = AdkClient(client)
+    adk = AdkClient(client, task_queue=f"q-{deployment}")
     v1 = _worker("v1", deployment, temporal_server, database_url, release, logs[0])
     v2: subprocess.Popen | None = None
     slow: list[asyncio.Future] = []
@@ -110,7 +110,7 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
         slow = [asyncio.ensure_future(adk.send(APP_NAME, "u", f"c{n}", "slow")) for n in SLOW]
         suite = asyncio.ensure_future(client.execute_workflow(
             EvalSuiteWorkflow.run, EvalSuiteInput(suite=SUITE, record=False), id=f"adk-eval/{deployment}",
-            task_queue=TASK_QUEUE, result_type=EvalSuiteRunResult,
+            task_queue=f"q-{deployment}", result_type=EvalSuiteRunResult,
         ))
 
         simulator = SimulatorService(SqlSimulatorStore(database_url), deliver=temporal_deliver(client))
