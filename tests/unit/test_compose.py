@@ -123,3 +123,57 @@ def test_setup_scripts_are_valid_sh() -> None:
     for script in (ROOT / "deploy" / "temporal").glob("*.sh"):
         checked = subprocess.run(["sh", "-n", str(script)], capture_output=True, text=True)
         assert checked.returncode == 0, f"{script}: {checked.stderr}"
+
+
+# --- exposure and secrets (issue 24, item 6) ---------------------------------------------------------
+_INTERPOLATION = re.compile(r"\$\{(\w+)(?::?([-?])([^}]*))?\}")
+
+
+def _with_defaults(text: str) -> str:
+    """``text`` as compose reads it with no variables set: ``${VAR:-default}`` becomes the default."""
+    return _INTERPOLATION.sub(lambda m: m[3] if m[2] == "-" else f"<{m[1]}>", text)
+
+
+def test_every_published_port_binds_loopback_unless_told_otherwise(services: dict[str, Any]) -> None:
+    published = [(name, port) for name, service in services.items() for port in service.get("ports", [])]
+    assert {name for name, _ in published} == {"temporal", "temporal-ui", "sessions-db"}
+    for name, port in published:
+        host_ip = _with_defaults(str(port)).split(":")[0]
+        assert host_ip == "127.0.0.1", f"{name} publishes {port} on every interface"
+        assert str(port).startswith("${ADK_BIND_ADDRESS:-127.0.0.1}:"), f"{name}: one knob moves every port"
+
+
+def _secret_values(services: dict[str, Any]) -> list[tuple[str, str, str]]:
+    found = []
+    for name, service in services.items():
+        for key, value in (service.get("environment") or {}).items():
+            if re.search(r"PASSWORD|PWD|DATABASE_URL", key):
+                found.append((name, key, str(value)))
+    return found
+
+
+def test_no_password_is_baked_in_each_comes_from_the_env_file(services: dict[str, Any]) -> None:
+    secrets = _secret_values(services)
+    assert {key for _, key, _ in secrets} >= {"POSTGRES_PASSWORD", "POSTGRES_PWD", "SQL_PASSWORD", "ADK_DATABASE_URL"}
+    for name, key, value in secrets:
+        variables = [m for m in _INTERPOLATION.finditer(value) if "PASSWORD" in m[1]]
+        assert variables, f"{name}.{key} holds a password literally: {value!r}"
+        for variable in variables:
+            assert variable[2] == "?" and ".env" in variable[3], (
+                f"{name}.{key}: ${{{variable[1]}}} must be required (`:?`) with a message pointing at .env"
+            )
+    example = (ROOT / "deploy" / "env.example").read_text()
+    for variable in {m[1] for _, _, value in secrets for m in _INTERPOLATION.finditer(value) if "PASSWORD" in m[1]}:
+        assert re.search(rf"^{variable}=$", example, re.M), f"deploy/env.example lists {variable} with no value"
+    assert ".env" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_make_env_prints_a_fresh_password_for_every_required_variable() -> None:
+    runs = [subprocess.run(["sh", str(ROOT / "deploy" / "make-env.sh")], capture_output=True, text=True, check=True)
+            for _ in range(2)]
+    made = [dict(line.split("=", 1) for line in run.stdout.splitlines()) for run in runs]
+    required = set(re.findall(r"^(\w+)=$", (ROOT / "deploy" / "env.example").read_text(), re.M))
+    assert set(made[0]) == required
+    for name in required:
+        assert re.fullmatch(r"[0-9a-f]{48}", made[0][name]), "URL-safe, 192 bits"
+        assert made[0][name] != made[1][name]
