@@ -163,7 +163,9 @@ class McpToolset:
 
     # --- helpers -----------------------------------------------------------------------------
     def _tool(self, name: str, spec: dict[str, Any]) -> McpTool:
-        return McpTool(self, name=name, remote_name=spec["remote_name"], spec=spec)
+        # A list recorded before lists carried remote_name: the name without the prefix.
+        remote = spec.get("remote_name") or self._remote_name(name) or name
+        return McpTool(self, name=name, remote_name=remote, spec=spec)
 
     def _exposed_name(self, remote: str) -> str:
         """What the model calls the server's tool ``remote``: prefixed, and safe for every provider."""
