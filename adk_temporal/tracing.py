@@ -27,7 +27,8 @@ DEFAULT_SERVICE_NAME = "adk-temporal"
 
 
 def configure_tracing(service_name: str = DEFAULT_SERVICE_NAME) -> Any:
-    """Install a tracer provider that batches spans to the OTLP endpoint of the OTEL_* variables and
+    """Install Temporal's replay-safe tracer provider (AdkPlugin(tracing=True) then uses the
+    interceptor made for it), which batches spans to the OTLP endpoint of the OTEL_* variables and
     return it (``provider.shutdown()`` flushes what is left at exit). ``service_name`` applies when
     OTEL_SERVICE_NAME does not say."""
     try:
@@ -39,13 +40,15 @@ def configure_tracing(service_name: str = DEFAULT_SERVICE_NAME) -> Any:
         ) from None
     from opentelemetry import trace
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from temporalio.contrib.opentelemetry import create_tracer_provider
 
     resource = Resource.create()  # OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
     if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: service_name}))
-    provider = TracerProvider(resource=resource)
+    # Temporal's replay-safe provider: ids drawn from the workflow's seeded random, spans started
+    # on replay at their time in history and ended once, live (workflows/runtime.py TemporalRuntime.span).
+    provider = create_tracer_provider(resource=resource, shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     return provider

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.contrib.opentelemetry import (
+    OpenTelemetryInterceptor,
+    ReplaySafeTracerProvider,
+    TracingInterceptor,
+)
 from temporalio.converter import StorageDriver
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
@@ -59,7 +63,10 @@ class AdkPlugin(SimplePlugin):
         activities: the worker's AdkActivities (None for a client-only plugin).
         passthrough_modules: your apps' modules, so agent trees are shared with workflows rather
             than re-imported inside the sandbox.
-        tracing: add Temporal's OpenTelemetry TracingInterceptor (use on client and worker).
+        tracing: add Temporal's OpenTelemetry interceptor (use on client and worker): the replay-safe
+            one (spans with their real durations across cache evictions and worker restarts) when
+            the process's tracer provider is Temporal's ``ReplaySafeTracerProvider``
+            (adk_temporal.tracing.configure_tracing installs one), else TracingInterceptor.
         payload_storage: where payloads too large for Temporal go (workflows.payload_storage);
             give clients and workers the same one.
         eval_activities: the worker's EvalActivities (the eval workflows' listing and recording).
@@ -82,7 +89,7 @@ class AdkPlugin(SimplePlugin):
         if tracing:
             # Temporal's interceptor links client -> workflow -> activity spans and knows about
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
-            interceptors.append(TracingInterceptor())
+            interceptors.append(_tracing_interceptor())
         super().__init__(
             "adk-temporal",
             # A callable: the client's own converter (its codec above all) is kept, not replaced.
@@ -95,3 +102,11 @@ class AdkPlugin(SimplePlugin):
             workflow_runner=_runner_with_passthrough(passthrough_modules) if activities is not None else None,
             workflow_failure_exception_types=[AdkError],
         )
+
+
+def _tracing_interceptor() -> OpenTelemetryInterceptor | TracingInterceptor:
+    from opentelemetry import trace
+
+    if isinstance(trace.get_tracer_provider(), ReplaySafeTracerProvider):
+        return OpenTelemetryInterceptor(add_temporal_spans=True)
+    return TracingInterceptor()

@@ -17,6 +17,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from opentelemetry import trace
+    from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
+
     from adk_core import telemetry
     from adk_core.agents.base import BaseAgent
     from adk_core.agents.context import InvocationContext, ToolContext
@@ -98,7 +101,11 @@ class TemporalRuntime:
         return workflow.random().random()
 
     def span(self, name: str, attributes: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
-        if workflow.unsafe.is_replaying():
+        # A replay-safe tracer provider (adk_temporal.tracing) starts spans on replay too, at their
+        # time in history and with the ids they had, and ends each once, live: a span still open
+        # when the workflow was evicted (or its worker died) ends with its real duration. Any other
+        # provider gets no spans on replay, so nothing is emitted twice.
+        if workflow.unsafe.is_replaying() and not _replay_safe_tracing():
             return contextlib.nullcontext()
         return telemetry.start_span(name, attributes)
 
@@ -304,6 +311,19 @@ class TemporalRuntime:
         self.metrics.waits_answered.add(1, labels)
         self.metrics.wait_duration.record((workflow.now() - asked).total_seconds(), labels)
         return answer
+
+
+_replay_safe: tuple[object, bool] = (object(), False)
+
+
+def _replay_safe_tracing() -> bool:
+    """Whether the process traces with Temporal's ReplaySafeTracerProvider (kept per provider: asked
+    for every span, and isinstance is slow in the sandbox)."""
+    global _replay_safe
+    provider = trace.get_tracer_provider()
+    if provider is not _replay_safe[0]:
+        _replay_safe = (provider, isinstance(provider, ReplaySafeTracerProvider))
+    return _replay_safe[1]
 
 
 def _state_for_activity(state: dict[str, Any], tool_name: str) -> dict[str, Any]:

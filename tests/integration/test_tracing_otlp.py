@@ -196,8 +196,7 @@ async def test_a_turn_is_one_trace_across_processes(
     known = {s.span_id for s in spans} | {start.context.span_id.to_bytes(8, "big")}
     orphans = [s.name for s in spans if s.parent_span_id not in known]
     assert not orphans, orphans
-    # The engine's spans nest: model call in agent in invocation, under the client's call. (Workflow
-    # code runs in the context Temporal's headers carry, so they sit beside RunWorkflow, not in it.)
+    # The engine's spans nest in the run: model call in agent in invocation in RunWorkflow.
 
     def ancestors(span: Any) -> list[str]:
         chain = []
@@ -206,7 +205,46 @@ async def test_a_turn_is_one_trace_across_processes(
             chain.append(span.name)
         return chain
 
-    assert all(ancestors(s) == ["invoke_agent assistant", "invocation"] for s in models), [ancestors(s) for s in models]
-    [invocation] = [s for s in spans if s.name == "invocation"]
-    assert invocation.parent_span_id == start.context.span_id.to_bytes(8, "big")
+    expected = ["invoke_agent assistant", "invocation", "RunWorkflow:AgentRunWorkflow"]
+    assert all(ancestors(s) == expected for s in models), [ancestors(s) for s in models]
 
+
+
+async def test_spans_keep_their_durations_when_every_task_replays(
+    durable_stack: DurableStack, temporal_server: TemporalDevServer, receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    """A worker without a workflow cache replays the turn's history at every workflow task, as after
+    an eviction: the engine's spans still come out once each, unbroken, each around what it covers."""
+    queue, log = f"adk-otlp-nc-{uuid.uuid4().hex[:6]}", tmp_path / "worker.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
+    env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    worker = _spawn(["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue],
+                    env, log)  # fmt: skip
+    try:
+        await _until(worker, "worker running", log)
+        client = await connect(temporal_server.address, namespace=temporal_server.namespace)
+        result = await asyncio.wait_for(
+            AdkClient(client, task_queue=queue).run_once("w1", "u", uuid.uuid4().hex[:8], w1.USER_MESSAGE), 60
+        )
+        w1.check_turn(result.events)
+    finally:
+        await _stop(worker, log)
+    spans = receiver.spans
+    names = [s.name for s in spans]
+    assert len({s.trace_id for s in spans}) == 1, names
+    [invocation] = [s for s in spans if s.name == "invocation"]
+    calls = [s for s in spans if s.name == "chat w1-scripted"]
+    models = [s for s in spans if s.name == "generate_content w1-scripted"]
+    assert len(calls) == 4 and len(models) == 4, names
+    assert names.count("execute_tool add") == 2 and names.count("execute_tool lookup") == 1, names
+    assert names.count("invoke_agent assistant") == 1, names
+    # The invocation began before the first model call and ended after the last: not cut short by
+    # the evictions after each task (a span torn down with its evicted workflow would be).
+    assert invocation.start_time_unix_nano <= min(s.start_time_unix_nano for s in calls)
+    assert invocation.end_time_unix_nano >= max(s.end_time_unix_nano for s in calls)
+    # Each model span covers its provider call: started in one task, ended in a later one.
+    for model in models:
+        inside = [c for c in calls if model.start_time_unix_nano <= c.start_time_unix_nano
+                  and c.end_time_unix_nano <= model.end_time_unix_nano]  # fmt: skip
+        assert len(inside) == 1, (model.start_time_unix_nano, model.end_time_unix_nano)
+    assert not [s.name for s in spans if s.status.code == 2], "no span ended in error"  # STATUS_CODE_ERROR
