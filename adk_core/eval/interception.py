@@ -173,6 +173,17 @@ class InterceptedToolset:
     async def get_tools(self, readonly_context: ReadonlyContext) -> list[BaseTool]:
         return [wrap_tool(t, self.rule) for t in await self.toolset.get_tools(readonly_context)]
 
+    async def tool_named(self, name: str) -> BaseTool | None:
+        """The inner toolset's tool by name (adk_core.tools.lookup.find_tool), intercepted; the
+        toolset's own calls (an MCP toolset's listing) are not the system's and pass as they are."""
+        named = getattr(self.toolset, "tool_named", None)
+        tool = named(name) if named is not None else None
+        if inspect.isawaitable(tool):
+            tool = await tool
+        if not isinstance(tool, BaseTool) or getattr(tool, "toolset_internal", False):
+            return tool
+        return wrap_tool(tool, self.rule)
+
 
 class InterceptionPlugin(BasePlugin):
     """Stops the run with EvalToolError when the system calls a tool the rule refuses."""

@@ -33,7 +33,7 @@ async def find_tool(agent: LlmAgent, name: str, ctx: ReadonlyContext) -> BaseToo
                 tool = await tool
             if isinstance(tool, BaseTool):
                 return tool
-    if all(isinstance(item, BaseTool) or hasattr(item, "tool_named") for item in agent.tools):
+    if all(isinstance(item, BaseTool) for item in agent.tools):
         return None
     tools = {t.name: t for t in await agent.canonical_tools(ctx)}
     return tools.get(name)

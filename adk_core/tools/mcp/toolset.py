@@ -196,6 +196,9 @@ class McpToolset:
 class McpListTools(BaseTool):
     """The toolset's own tool that lists the server's tools (filtered, renamed). Never shown to the model."""
 
+    toolset_internal = True
+    """A toolset's own call, not a tool of the agent: eval interception leaves it alone."""
+
     def __init__(self, toolset: McpToolset) -> None:
         super().__init__(
             name=f"{toolset.name}.list_tools",

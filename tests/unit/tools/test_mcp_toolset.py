@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 
 from adk_core import InMemoryRunner, LlmAgent
+from adk_core.agents.context import ReadonlyContext
+from adk_core.eval.interception import InterceptedTool, InterceptedToolset, Interception
 from adk_core.tools import McpToolset
-from adk_core.tools.mcp import McpTool, McpUnavailableError, StdioServer
+from adk_core.tools.lookup import find_tool
+from adk_core.tools.mcp import McpListTools, McpTool, McpUnavailableError, StdioServer
 from adk_core.types import Event
 from tests.mcp_servers.helpers import calling, calls_logged, free_port, http_server, stdio_server
 
@@ -120,6 +123,18 @@ async def test_streamable_http_with_headers(tmp_path: Path) -> None:
             assert all(c["key"] for c in calls_logged(log))
         finally:
             await tools.close()
+
+
+async def test_eval_interception_wraps_the_tools_but_not_the_listing(toolset: McpToolset) -> None:
+    """A durable eval's tool activity finds the intercepted MCP tools by name, and the toolset's own
+    listing unwrapped (the listing is not a tool call of the system under test)."""
+    agent = LlmAgent(name="a", model=calling([]), tools=[InterceptedToolset(toolset, Interception("case", {}))])
+    runner = InMemoryRunner(agent)
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    ctx = ReadonlyContext(runner.new_invocation_context(session))
+    assert isinstance(await find_tool(agent, "add", ctx), InterceptedTool)
+    assert isinstance(await find_tool(agent, f"{toolset.name}.list_tools", ctx), McpListTools)
+    assert await find_tool(agent, "secret", ctx) is None  # denied: neither named nor listed
 
 
 # Last: it stops the module's server.
