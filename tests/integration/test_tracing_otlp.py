@@ -24,10 +24,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.sdk.trace import ReadableSpan
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from examples import w1
+from tests.integration import crash_app
 from tests.integration.conftest import DurableStack
 from tests.integration.test_tracing import _exporter
 
@@ -218,8 +221,8 @@ async def test_spans_keep_their_durations_when_every_task_replays(
     queue, log = f"adk-otlp-nc-{uuid.uuid4().hex[:6]}", tmp_path / "worker.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
     env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
-    worker = _spawn(["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue],
-                    env, log)  # fmt: skip
+    worker = _spawn(["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue,
+                     "examples.w1:app", "no-cache"], env, log)  # fmt: skip
     try:
         await _until(worker, "worker running", log)
         client = await connect(temporal_server.address, namespace=temporal_server.namespace)
@@ -248,3 +251,58 @@ async def test_spans_keep_their_durations_when_every_task_replays(
                   and c.end_time_unix_nano <= model.end_time_unix_nano]  # fmt: skip
         assert len(inside) == 1, (model.start_time_unix_nano, model.end_time_unix_nano)
     assert not [s.name for s in spans if s.status.code == 2], "no span ended in error"  # STATUS_CODE_ERROR
+
+
+async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
+    durable_stack: DurableStack, temporal_server: TemporalDevServer, receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    """The worker dies (SIGKILL) inside a model call; the next worker replays the turn and retries the
+    call: one trace, one invocation span from the turn's start to its end, the retry as attempt 2."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (markers / crash_app.TOOL_MARKER).write_text("pre-set")  # only the model call hangs
+    queue, log = f"adk-otlp-crash-{uuid.uuid4().hex[:6]}", tmp_path / "worker.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
+    env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
+            "CRASH_MARKER_DIR": str(markers)}  # fmt: skip
+    args = ["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue,
+            "tests.integration.otlp_worker:crash_app_fast_heartbeat"]  # fmt: skip
+    first = _spawn(args, env, log)
+    second = None
+    workflow_id = f"otlp-crash/{uuid.uuid4().hex[:8]}"
+    try:
+        await _until(first, "worker running", log)
+        adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace, tracing=True),
+                        task_queue=queue)  # fmt: skip
+        run = asyncio.create_task(adk.run_once(crash_app.app.name, "u", uuid.uuid4().hex[:8], crash_app.USER_MESSAGE,
+                                               workflow_id=workflow_id))  # fmt: skip
+        for _ in range(600):  # bounded: 60 s
+            if (markers / crash_app.MODEL_MARKER).exists():
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail(f"the model call never started: {log.read_text()}")
+        await asyncio.sleep(0.5)  # the spans ended so far reach the receiver (batched every 100 ms)
+        first.kill()
+        first.wait(timeout=10)
+        await adk.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
+            namespace=adk.client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)))  # fmt: skip
+        second = _spawn(args, env, log)
+        result = await asyncio.wait_for(run, 60)
+        assert result.final_text == "done"
+    finally:
+        if first.poll() is None:
+            first.kill()
+        if second is not None:
+            await _stop(second, log)
+    spans = receiver.spans
+    names = [s.name for s in spans]
+    assert len({s.trace_id for s in spans}) == 1, "both workers' spans continue the client's trace"
+    [invocation] = [s for s in spans if s.name == "invocation"]
+    calls = [s for s in spans if s.name == "chat slow-once"]
+    # The first worker's call of the hanging attempt died with it; its retry shows as attempt 2.
+    attempts = sorted(_attributes(s)["adk.attempt"] for s in calls)
+    assert attempts == [1, 1, 2], attempts
+    assert invocation.start_time_unix_nano <= min(s.start_time_unix_nano for s in calls)
+    assert invocation.end_time_unix_nano >= max(s.end_time_unix_nano for s in calls)
+    assert names.count("execute_tool slow_step") == 1 and names.count("execute_tool add") == 1, names
