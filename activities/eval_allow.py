@@ -64,8 +64,9 @@ class EvalSuites:
         raise ConfigurationError(
             f"eval suite {ref!r} is not registered on this worker, so it was not imported (a suite named in "
             f"workflow input would run its module's code here). Register it: start the worker with "
-            f"`adkt worker --eval {ref}` (or build_worker(..., eval_cases=[{ref!r}]), or allow its module with "
-            f"build_worker(..., eval_suites=[{module!r}])). This worker allows eval suites from: {allowed}"
+            f"`adkt worker --eval {ref}` (or build_worker(..., eval_cases=[{ref!r}])), or allow its module with "
+            f"`adkt worker --eval-suite {module}` (build_worker(..., eval_suites=[{module!r}])). "
+            f"This worker allows eval suites from: {allowed}"
         )
 
     def modules(self) -> list[str]:

@@ -47,6 +47,11 @@ def worker(
     eval_cases: Annotated[
         list[str] | None, typer.Option("--eval", help="module:attr of eval cases to serve durably (repeatable)")
     ] = None,
+    eval_suites: Annotated[
+        list[str] | None,
+        typer.Option("--eval-suite", help="a module or package whose eval suites this worker may import when an eval "
+                     "workflow names them (repeatable); no other suite is imported (docs/security.md)"),
+    ] = None,
     deployment_name: Annotated[
         str | None,
         typer.Option("--deployment-name", envvar="ADK_DEPLOYMENT_NAME",
@@ -92,7 +97,7 @@ def worker(
         app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or [],
         deployment=(deployment_name, build_id) if deployment_name and build_id else None,
         graceful_timeout=graceful_timeout, health_port=health_port, metrics_port=metrics_port, prices=prices,
-        tracing=tracing,
+        tracing=tracing, eval_suites=eval_suites or [],
     ))
 
 
@@ -101,6 +106,7 @@ async def _worker(
     log_level: str | None = None, eval_cases: list[str] | None = None, *, deployment: tuple[str, str] | None = None,
     graceful_timeout: float = GRACEFUL_SHUTDOWN_SECONDS, health_port: int | None = None,
     metrics_port: int | None = None, prices: str | None = None, tracing: bool = False,
+    eval_suites: list[str] | None = None,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
@@ -131,7 +137,8 @@ async def _worker(
         queue = task_queue or target.task_queue
         options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
         built = build_worker(
-            client, apps, task_queue=queue, eval_cases=eval_cases or (), deployment=version,
+            client, apps, task_queue=queue, eval_cases=eval_cases or (), eval_suites=eval_suites or (),
+            deployment=version,
             graceful_shutdown=timedelta(seconds=graceful_timeout), prices=price_table, tracing=tracing,
             **services, **options,
         )

@@ -52,3 +52,14 @@ def test_adkt_dev_allows_the_projects_own_modules(tmp_path: Path) -> None:
     (tmp_path / ".venv").mkdir()
     assert working_directory_modules(tmp_path) == ["evals", "pkg"]
     assert os.getcwd() != str(tmp_path)
+
+
+def test_adkt_worker_takes_an_allowlist_and_the_refusal_names_it() -> None:
+    from typer.testing import CliRunner
+
+    from adkt.main import app
+
+    result = CliRunner().invoke(app, ["worker", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0 and "--eval-suite" in result.output
+    with pytest.raises(ConfigurationError, match="adkt worker --eval-suite shop.evals"):
+        EvalSuites(["examples"]).check("shop.evals:cases")
