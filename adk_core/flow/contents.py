@@ -59,6 +59,9 @@ def event_to_content(event: Event, agent_name: str, branch: str | None) -> Conte
         return None
     awaiting = event.actions.requested_tool_confirmations
     parts = [p for p in content.parts if _keep_part(p, awaiting)]
+    if event.author not in (agent_name, "user"):
+        # Another agent's thinking is neither ours to continue nor worth retelling.
+        parts = [p for p in parts if not p.thought]
     if not parts:
         return None
     if event.author not in (agent_name, "user"):
@@ -78,7 +81,9 @@ def _keep_part(part: Part, awaiting_confirmation: Mapping[str, object]) -> bool:
             return False
         return part.function_response.id not in awaiting_confirmation
     if part.thought:
-        return False
+        # A signed thought goes back: Anthropic needs the thinking block before the tool_use it led
+        # to while a tool loop runs. Unsigned thoughts (summaries) are left out.
+        return part.thought_signature is not None
     return part.text is not None or part.inline_data is not None or part.file_data is not None
 
 

@@ -4,7 +4,15 @@ Providers (imported on demand by the registry): ``adk_core.models.gemini.GeminiM
 ``adk_core.models.anthropic.AnthropicModel``, ``adk_core.models.openai.OpenAIModel``.
 """
 
-from .base import FunctionDeclaration, GenerateContentConfig, LlmRequest, LlmResponse, Model, UsageMetadata
+from .base import (
+    FunctionDeclaration,
+    GenerateContentConfig,
+    LlmRequest,
+    LlmResponse,
+    Model,
+    ThinkingConfig,
+    UsageMetadata,
+)
 from .registry import register_model, resolve_model
 from .rules import ModelRules, model_rules, register_model_rules
 from .scripted import ScriptedModel, function_call_response, text_response, tool_responses_this_turn
@@ -17,6 +25,7 @@ __all__ = [
     "Model",
     "ModelRules",
     "ScriptedModel",
+    "ThinkingConfig",
     "UsageMetadata",
     "function_call_response",
     "model_rules",

@@ -50,9 +50,11 @@ from ._http import (
     sse_json,
     status_error,
 )
-from .base import LlmRequest, LlmResponse, UsageMetadata
+from ._thinking import budget_of, effort_of
+from .base import LlmRequest, LlmResponse, ThinkingConfig, UsageMetadata
 from .rules import ModelRules
 
+_MIN_BUDGET = 1024  # the smallest budget_tokens the API takes
 _FINISH_REASONS = {
     "end_turn": "STOP",
     "stop_sequence": "STOP",
@@ -98,6 +100,9 @@ class AnthropicModel(HttpModel):
         r"claude-.*",
         accepts=frozenset({"temperature", "top_p", "top_k", "stop_sequences"}),
         structured_output=False,
+        thinking="budget",
+        # Extended thinking takes no temperature (other than 1), no top_k and no forced tool use.
+        thinking_excludes=frozenset({"temperature", "top_k", "tool_choice"}),
         reason="the Anthropic Messages API",
     )
 
@@ -156,12 +161,14 @@ class AnthropicModel(HttpModel):
 
     def build_request(self, request: LlmRequest) -> dict[str, Any]:
         """The Messages API request body for ``request``, without what the model refuses."""
-        config, _ = self.applied_rules(request.config)
+        config, rules = self.applied_rules(request.config)
         body: dict[str, Any] = {
             "model": self._model,
             "max_tokens": config.max_output_tokens or self._max_tokens,
             "messages": _messages(request.contents),
         }
+        if config.thinking is not None:
+            body.update(_thinking(config.thinking, rules.thinking or "budget", body["max_tokens"]))
         if config.system_instruction:
             body["system"] = config.system_instruction
         if config.tools:
@@ -182,6 +189,24 @@ class AnthropicModel(HttpModel):
         if config.stop_sequences:
             body["stop_sequences"] = config.stop_sequences
         return merge_extra(body, config.extra)
+
+
+def _thinking(thinking: ThinkingConfig, style: str, max_tokens: int) -> dict[str, Any]:
+    """The thinking (and output_config.effort) fields for ``thinking`` on a model of ``style``."""
+    if thinking.off:
+        return {"thinking": {"type": "disabled"}}
+    display = {} if thinking.include_thoughts else {"display": "omitted"}
+    if style == "adaptive":
+        fields: dict[str, Any] = {"thinking": {"type": "adaptive", **display}}
+        if effort := effort_of(thinking):
+            fields["output_config"] = {"effort": effort}
+        return fields
+    budget = max(_MIN_BUDGET, budget_of(thinking) or budget_of(ThinkingConfig(effort="medium")) or _MIN_BUDGET)
+    # The budget is part of max_tokens and must stay below it: keep max_tokens for the answer itself.
+    fields = {"thinking": {"type": "enabled", "budget_tokens": budget, **display}}
+    if max_tokens <= budget:
+        fields["max_tokens"] = budget + max_tokens
+    return fields
 
 
 def _messages(contents: list[Content]) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -20,6 +20,27 @@ class FunctionDeclaration(BaseModel):
     description: str = ""
     parameters: dict[str, Any] | None = None
     response: dict[str, Any] | None = None
+
+
+class ThinkingConfig(BaseModel):
+    """How much the model reasons before it answers: one setting, mapped to each provider's own.
+
+    Give an ``effort`` or a ``budget_tokens``; a provider that takes the other gets the nearest
+    equivalent (docs/models.md, "Thinking"). Neither means "on, at the model's default".
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    effort: Literal["none", "low", "medium", "high", "max"] | None = None
+    budget_tokens: int | None = Field(default=None, ge=0)
+    """Tokens the model may spend thinking; 0 turns thinking off where the model allows it."""
+    include_thoughts: bool = True
+    """Return the thoughts (summarized) with the answer; False keeps only what the provider needs
+    to continue (Anthropic's signatures)."""
+
+    @property
+    def off(self) -> bool:
+        return self.effort == "none" or self.budget_tokens == 0
 
 
 class GenerateContentConfig(BaseModel):
@@ -43,6 +64,8 @@ class GenerateContentConfig(BaseModel):
     tool_choice: str | None = None
     """"auto" (default), "none", "required", or a tool name to force."""
     labels: dict[str, str] | None = None
+    thinking: ThinkingConfig | None = None
+    """Thinking / reasoning (Gemini thinkingConfig, Anthropic thinking and effort, OpenAI reasoning_effort)."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -25,6 +25,7 @@ from ._http import (
     sse_json,
     stream_error,
 )
+from ._thinking import budget_of, effort_of
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
 from .rules import ModelRules
 
@@ -37,6 +38,10 @@ _GENERATION_FIELDS = {
     "seed": "seed",
     "response_mime_type": "responseMimeType",
 }
+
+
+# Gemini 3 cannot turn thinking off; MINIMAL is the least it does.
+_LEVELS = {"none": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "max": "XHIGH"}
 
 
 class GeminiModel(HttpModel):
@@ -55,7 +60,7 @@ class GeminiModel(HttpModel):
     provider = "gemini"
     api_key_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     api_key_help = "a key from https://aistudio.google.com/apikey"
-    provider_rules = ModelRules(r"gemini-.*", reason="the Gemini API")
+    provider_rules = ModelRules(r"gemini-.*", thinking="budget", reason="the Gemini API")
 
     def __init__(
         self,
@@ -113,8 +118,9 @@ class GeminiModel(HttpModel):
 
     def build_request(self, request: LlmRequest) -> dict[str, Any]:
         """The generateContent request body for ``request``, without what the model refuses."""
-        config, _ = self.applied_rules(request.config)
-        return build_request(request if config is request.config else request.model_copy(update={"config": config}))
+        config, rules = self.applied_rules(request.config)
+        request = request if config is request.config else request.model_copy(update={"config": config})
+        return build_request(request, thinking_style=rules.thinking or "budget")
 
 
 class StreamAccumulator:
@@ -140,8 +146,8 @@ class StreamAccumulator:
         return Content(role="model", parts=self.parts) if self.parts else None
 
 
-def build_request(request: LlmRequest) -> dict[str, Any]:
-    """The generateContent request body for ``request``."""
+def build_request(request: LlmRequest, *, thinking_style: str = "budget") -> dict[str, Any]:
+    """The generateContent request body for ``request`` (``thinking_style``: "budget" or "level")."""
     config = request.config
     body: dict[str, Any] = {"contents": [c for c in map(_content_to_wire, request.contents) if c["parts"]]}
     if config.system_instruction:
@@ -154,7 +160,7 @@ def build_request(request: LlmRequest) -> dict[str, Any]:
         if name:
             calling["allowedFunctionNames"] = [name]
         body["toolConfig"] = {"functionCallingConfig": calling}
-    if generation := _generation_config(config):
+    if generation := _generation_config(config, thinking_style):
         body["generationConfig"] = generation
     return merge_extra(body, config.extra)
 
@@ -169,12 +175,19 @@ def _declaration(declaration: Any) -> dict[str, Any]:
     return wire
 
 
-def _generation_config(config: GenerateContentConfig) -> dict[str, Any]:
+def _generation_config(config: GenerateContentConfig, thinking_style: str) -> dict[str, Any]:
     generation = {
         wire: getattr(config, field)
         for field, wire in _GENERATION_FIELDS.items()
         if getattr(config, field) is not None
     }
+    if (thinking := config.thinking) is not None:
+        wire: dict[str, Any] = {"includeThoughts": thinking.include_thoughts}
+        if thinking_style == "level" and (effort := effort_of(thinking)):
+            wire["thinkingLevel"] = _LEVELS[effort]
+        elif thinking_style != "level" and (budget := budget_of(thinking)) is not None:
+            wire["thinkingBudget"] = budget
+        generation["thinkingConfig"] = wire
     if config.response_schema is not None:
         generation["responseJsonSchema"] = config.response_schema
         generation.setdefault("responseMimeType", "application/json")

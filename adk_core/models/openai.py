@@ -40,6 +40,7 @@ from ._openai_wire import (
     ToolCallWire,
     UsageWire,
 )
+from ._thinking import effort_of
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
 from .rules import ModelRules
 
@@ -76,6 +77,7 @@ class OpenAIModel(HttpModel):
         r"(gpt-|chatgpt-).*",
         accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
         token_limit_field="max_completion_tokens",
+        thinking="none",
         reason="the Chat Completions API",
     )
     # Compatible servers (Ollama, vLLM, llama.cpp) know max_tokens, not OpenAI's newer field.
@@ -83,6 +85,7 @@ class OpenAIModel(HttpModel):
         r"openai/.*",
         accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
         token_limit_field="max_tokens",
+        thinking="none",
         reason="the Chat Completions API",
     )
 
@@ -204,6 +207,8 @@ class OpenAIModel(HttpModel):
             body[rules.token_limit_field or self._defaults().token_limit_field or "max_tokens"] = config.max_output_tokens
         if config.stop_sequences:
             body["stop"] = config.stop_sequences
+        if config.thinking is not None and (effort := effort_of(config.thinking)):
+            body["reasoning_effort"] = effort
         if config.response_schema is not None:
             schema = {"name": "response", "schema": config.response_schema}
             body["response_format"] = {"type": "json_schema", "json_schema": schema}

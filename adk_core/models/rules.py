@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ConfigurationError
 from ._convert import tool_choice
@@ -61,6 +61,12 @@ class ModelRules:
         tool_choice: the tool-choice modes (of ``TOOL_CHOICES``) the family takes; another choice is
             left out, so the model decides (``auto``).
         structured_output: whether ``response_schema`` / JSON mode may be sent.
+        thinking: how the family takes ``config.thinking``: ``budget`` (a token budget), ``adaptive``
+            (Anthropic's adaptive thinking with an effort), ``effort`` (OpenAI's reasoning_effort),
+            ``level`` (Gemini 3's thinkingLevel), ``none`` (the family does not think: refused);
+            None means the provider's.
+        thinking_excludes: settings left out while thinking is on (``tool_choice`` meaning a forced
+            choice); None means the provider's.
         reason: why, in a few words, repeated in the warning.
     """
 
@@ -70,6 +76,8 @@ class ModelRules:
     token_limit_field: str | None = None
     tool_choice: frozenset[str] = TOOL_CHOICES
     structured_output: bool = True
+    thinking: Literal["budget", "adaptive", "effort", "level", "none"] | None = None
+    thinking_excludes: frozenset[str] | None = None
     reason: str = ""
     _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
@@ -98,6 +106,7 @@ _BUILTIN: tuple[ModelRules, ...] = (
     ModelRules(
         r"claude-(opus-4-[7-9]|(opus|sonnet|haiku)-([5-9]|[1-9][0-9])|fable|mythos)([-.].*)?",
         accepts=frozenset({"stop_sequences"}),
+        thinking="adaptive",
         reason=_SAMPLING_REMOVED,
     ),
     # The 4.1 / 4.5 / 4.6 generation: temperature or top_p, never both (400 otherwise).
@@ -112,13 +121,17 @@ _BUILTIN: tuple[ModelRules, ...] = (
         r"gpt-5(\.[0-9]+)?-chat.*",
         accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
         token_limit_field="max_completion_tokens",
+        thinking="none",
     ),
     ModelRules(
         r"(gpt-5|o[1-9]|codex-).*",
         accepts=frozenset({"seed"}),
         token_limit_field="max_completion_tokens",
+        thinking="effort",
         reason=_OPENAI_REASONING,
     ),
+    # Gemini 3 sets thinking by level rather than by budget.
+    ModelRules(r"gemini-([3-9]|[1-9][0-9])([-.].*)?", thinking="level"),
 )
 
 _user_rules: list[ModelRules] = []
@@ -188,6 +201,20 @@ def refused_settings(config: GenerateContentConfig, rules: ModelRules, provider:
         refusals.append(
             Refusal("tool_choice", f"{choice!r} tool choice is not supported; the model decides instead")
         )
+    style = rules.thinking or provider.thinking
+    if config.thinking is not None and style in (None, "none"):
+        refusals.append(Refusal("thinking", "the model has no thinking or reasoning setting"))
+    elif config.thinking is not None and not config.thinking.off:
+        excludes = (
+            rules.thinking_excludes if rules.thinking_excludes is not None else provider.thinking_excludes
+        )
+        refused = {r.setting for r in refusals}
+        for setting in sorted(excludes or ()):
+            forced = setting == "tool_choice" and choice in ("any", "tool") and bool(config.tools)
+            if setting not in refused and (
+                forced or (setting in SETTINGS and getattr(config, setting) is not None)
+            ):
+                refusals.append(Refusal(setting, "the API does not allow it while thinking is on"))
     if config.response_schema is not None or config.response_mime_type == "application/json":
         if not (rules.structured_output and provider.structured_output):
             setting = "response_schema" if config.response_schema is not None else "response_mime_type"

@@ -13,7 +13,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 
 from adk_core import App, LlmAgent
-from adk_core.models import GenerateContentConfig
+from adk_core.models import GenerateContentConfig, ThinkingConfig
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adkt.embedded import temporal_binary
@@ -91,6 +91,41 @@ async def test_a_parameter_the_model_refuses_stays_out_of_the_durable_call(durab
     [request] = seen
     body = json.loads(request.content)
     assert body["model"] == "claude-opus-4-7" and "temperature" not in body
+
+
+def _get_weather(city: str) -> dict[str, object]:
+    """Current weather for a city."""
+    return {"temp_c": 18, "conditions": "cloudy"}
+
+
+async def test_a_thinking_tool_loop_sends_the_signed_thinking_block_back_durably(durable_stack: DurableStack) -> None:
+    # The second model call is built in the workflow from stored events: the thinking block and its
+    # signature must survive the activity boundary and storage to reach Anthropic again (issue 23).
+    seen: list[dict[str, object]] = []
+    thinking = {"type": "thinking", "thinking": "Need the weather.", "signature": "c2lnLTE="}
+    tool_use = {"type": "tool_use", "id": "toolu_1", "name": "_get_weather", "input": {"city": "Paris"}}
+    replies = [
+        {"id": "m1", "type": "message", "role": "assistant", "model": "claude-opus-4-7", "stop_reason": "tool_use",
+         "usage": {"input_tokens": 10, "output_tokens": 10}, "content": [thinking, tool_use]},
+        {"id": "m2", "type": "message", "role": "assistant", "model": "claude-opus-4-7", "stop_reason": "end_turn",
+         "usage": {"input_tokens": 10, "output_tokens": 10}, "content": [{"type": "text", "text": "18 C and cloudy."}]},
+    ]  # fmt: skip
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(200, json=replies[len(seen) - 1])
+
+    model = AnthropicModel("claude-opus-4-7", api_key=SECRET, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+    config = GenerateContentConfig(thinking=ThinkingConfig(effort="medium"))
+    agent = LlmAgent(name="w", model=model, tools=[_get_weather], generate_content_config=config)
+    app = durable_stack.register(App(name=f"think_{uuid.uuid4().hex[:6]}", root_agent=agent))
+    result = await durable_stack.client.run_once(app.name, "u1", "s1", "Weather in Paris?")
+    assert result.final_text == "18 C and cloudy."
+    assert seen[0]["thinking"] == {"type": "adaptive"} and seen[0]["output_config"] == {"effort": "medium"}
+    messages = seen[1]["messages"]
+    assert isinstance(messages, list)
+    assistant = next(m for m in messages if m["role"] == "assistant")
+    assert assistant["content"][0] == thinking and assistant["content"][1]["type"] == "tool_use"
 
 
 async def test_temporal_cli_starts_an_agent_run_with_plain_json(durable_stack: DurableStack) -> None:

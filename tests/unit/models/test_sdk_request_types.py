@@ -25,7 +25,7 @@ from openai.types.chat.completion_create_params import (
 )
 from sdk_types import SdkTypeError, check_gemini_body, check_typed
 
-from adk_core.models import GenerateContentConfig, LlmRequest, model_rules
+from adk_core.models import GenerateContentConfig, LlmRequest, ThinkingConfig, model_rules
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adk_core.models.openai import OpenAIModel
@@ -82,6 +82,15 @@ def _tool_choice(choice: str) -> Callable[[], LlmRequest]:
     return build
 
 
+def _thinking(**settings: Any) -> Callable[[], LlmRequest]:
+    def build() -> LlmRequest:
+        request = _thinking_tool_loop()
+        request.config.thinking = ThinkingConfig(**settings)
+        return request
+
+    return build
+
+
 SCENARIOS: dict[str, Callable[[], LlmRequest]] = {
     "text": simple_request,
     "images-and-pdf": _image_and_pdf,
@@ -91,6 +100,9 @@ SCENARIOS: dict[str, Callable[[], LlmRequest]] = {
     "tool-choice-required": _tool_choice("required"),
     "tool-choice-named": _tool_choice("get_weather"),
     "tool-choice-none": _tool_choice("none"),
+    "thinking-effort": _thinking(effort="high"),
+    "thinking-budget": _thinking(budget_tokens=5000, include_thoughts=False),
+    "thinking-off": _thinking(effort="none"),
 }
 
 
