@@ -5,9 +5,9 @@ every data route does, when authentication is configured."""
 from __future__ import annotations
 
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ._guard import refuse
 from .keys import ApiKeys
 from .oidc import OidcVerifier
 from .principal import PRINCIPAL_KEY, AuthError, Principal
@@ -34,7 +34,7 @@ class Authenticate:
         except AuthError as e:
             headers = {"WWW-Authenticate": 'Bearer realm="adkt"'} if e.status == 401 else None
             body = {"error": e.kind, "message": str(e)}
-            await JSONResponse(body, status_code=e.status, headers=headers)(scope, receive, send)
+            await refuse(scope, receive, send, e.status, body, headers)
             return
         if principal is not None:
             scope[PRINCIPAL_KEY] = principal

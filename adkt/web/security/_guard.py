@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketClose
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})  # none: typed in, a bookmark; never another site
@@ -67,7 +68,7 @@ class CrossSiteGuard:
         refusal = self.check(scope.get("method", "GET"), Headers(scope=scope))
         if refusal is not None:
             status, kind, message = refusal
-            await JSONResponse({"error": kind, "message": message}, status_code=status)(scope, receive, send)
+            await refuse(scope, receive, send, status, {"error": kind, "message": message})
             return
         await self.app(scope, receive, send)
 
@@ -124,6 +125,21 @@ class CrossSiteGuard:
                     ),
                 )
         return None
+
+
+async def refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    body: dict[str, str],
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer ``body`` as JSON with ``status``; a WebSocket is closed (policy violation) with the message."""
+    if scope["type"] == "websocket":
+        await WebSocketClose(code=1008, reason=body["message"][:120])(scope, receive, send)
+        return
+    await JSONResponse(body, status_code=status, headers=headers)(scope, receive, send)
 
 
 def _bare(name: str) -> str:

@@ -5,6 +5,7 @@ The simulator's API and the eval runs need the operator role."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,7 +195,9 @@ SIMULATOR: list[tuple[str, str, Callable[[], dict[str, Any] | None]]] = [
 async def test_the_simulator_needs_the_operator_role(
     world: World, method: str, path: str, body: Callable[[], dict[str, Any] | None], kind: str
 ) -> None:
-    refused = await world.http.request(method, path, json=body(), headers=world.credentials("ana", kind))
+    # asyncio.wait_for: a stream that was not refused (/api/events) would never end.
+    call = world.http.request(method, path, json=body(), headers=world.credentials("ana", kind))
+    refused = await asyncio.wait_for(call, 5)
     assert refused.status_code == 403 and "operator role" in refused.json()["message"], refused.text
     if path != "/api/events":  # an operator's stream stays open; the others answer
         allowed = await world.http.request(method, path, json=body(), headers=world.credentials("ops", kind))

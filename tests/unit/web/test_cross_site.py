@@ -195,3 +195,26 @@ async def test_rebinding_writes_are_refused_before_anything_runs(site: Site) -> 
 @pytest.mark.parametrize("host", ["localhost:8710", "127.0.0.1:8710", "[::1]:8710", "LOCALHOST", "127.0.0.1"])
 async def test_the_loopback_names_are_allowed(site: Site, host: str) -> None:
     assert (await site.http.get("/api/v1/apps", headers={"Host": host})).status_code == 200
+
+
+async def test_a_websocket_from_a_rebinding_host_is_closed() -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocket, WebSocketDisconnect
+
+    async def echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_text("open")
+        await websocket.close()
+
+    from adkt.web.security import WebAccess
+
+    app = Starlette(routes=[WebSocketRoute("/ws", echo)], middleware=WebAccess.local().middleware())
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        with client.websocket_connect("/ws", headers={"Host": "127.0.0.1:8710"}) as ws:
+            assert ws.receive_text() == "open"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            with client.websocket_connect("/ws", headers={"Host": "evil.example"}):
+                pass
+        assert closed.value.code == 1008 and "DNS rebinding" in closed.value.reason
