@@ -82,11 +82,15 @@ class ModelRules:
     _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        unknown = (self.accepts | set(self.one_of)) - SETTINGS
-        if unknown or self.tool_choice - TOOL_CHOICES:
+        unknown = (self.accepts | set(self.one_of) | (self.thinking_excludes or frozenset())) - SETTINGS
+        unknown -= (
+            {"tool_choice"} if self.thinking_excludes and "tool_choice" in self.thinking_excludes else set()
+        )
+        unknown |= self.tool_choice - TOOL_CHOICES
+        if unknown:
             raise ConfigurationError(
-                f"ModelRules({self.pattern!r}): unknown settings {sorted(unknown | (self.tool_choice - TOOL_CHOICES))}; "
-                f"settings are {sorted(SETTINGS)}, tool choices {sorted(TOOL_CHOICES)}"
+                f"ModelRules({self.pattern!r}): unknown settings {sorted(unknown)}; settings are {sorted(SETTINGS)} "
+                f"(and tool_choice in thinking_excludes), tool choices {sorted(TOOL_CHOICES)}"
             )
         object.__setattr__(self, "_compiled", re.compile(self.pattern))
 

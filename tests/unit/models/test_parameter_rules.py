@@ -208,6 +208,19 @@ def test_forced_tool_choice_and_structured_output_follow_the_table(caplog: pytes
     assert {w.split("'")[3] for w in _warnings(caplog)} == {"tool_choice", "response_schema"}
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"accepts": frozenset({"temprature"})},
+        {"tool_choice": frozenset({"forced"})},
+        {"thinking_excludes": frozenset({"top_q"})},
+    ],
+)
+def test_a_row_naming_an_unknown_setting_is_refused(fields: dict[str, frozenset[str]]) -> None:
+    with pytest.raises(ConfigurationError, match="unknown settings"):
+        ModelRules(r"x-.*", **fields)  # type: ignore[arg-type]
+
+
 def test_rules_are_found_by_name_and_by_its_last_segment() -> None:
     assert model_rules("claude-opus-4-7-20260416").accepts == frozenset({"stop_sequences"})
     assert model_rules("openai/gpt-5-mini").token_limit_field == "max_completion_tokens"
@@ -223,4 +236,6 @@ def test_docs_list_every_builtin_row() -> None:
 
     docs = (Path(__file__).parents[3] / "docs" / "models.md").read_text()
     for rule in builtin_model_rules():
-        assert f"`{rule.pattern.replace('|', chr(92) + '|')}`" in docs, f"docs/models.md does not list {rule.pattern}"
+        assert f"`{rule.pattern.replace('|', chr(92) + '|')}`" in docs, (
+            f"docs/models.md does not list {rule.pattern}"
+        )
