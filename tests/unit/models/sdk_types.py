@@ -20,7 +20,18 @@ import typing
 from typing import Any
 
 import typing_extensions
+from anthropic.types.message_create_params import (
+    MessageCreateParamsNonStreaming,
+    MessageCreateParamsStreaming,
+)
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
 from pydantic import BaseModel
+
+from adk_core.models import model_rules
+from adk_core.models.anthropic import AnthropicModel
 
 
 class SdkTypeError(AssertionError):
@@ -184,3 +195,27 @@ def check_gemini_body(body: dict[str, Any]) -> None:
             model.model_validate_json(json.dumps(value))
         except ValueError as e:
             raise SdkTypeError(f"{path}: not a google.genai.types.{model.__name__}: {e}") from None
+
+
+# Claude models before Opus 4.7 still take these, but the SDK's request type no longer declares
+# them (it follows the newest models). They are allowed only where the rules table says so.
+LEGACY_ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k")
+
+
+def check_anthropic(body: dict[str, Any], model: str, *, stream: bool) -> None:
+    """A Messages body against MessageCreateParams; sampling keys only where ``model``'s rules take them."""
+    accepted = (model_rules(model) or AnthropicModel.provider_rules).accepts
+    legacy = {key for key in LEGACY_ANTHROPIC_SAMPLING if key in body}
+    assert legacy <= accepted, f"{model} was sent {sorted(legacy - accepted)}, which it refuses"
+    declared = {key: body[key] for key in body if key not in legacy}
+    check_typed(declared, MessageCreateParamsStreaming if stream else MessageCreateParamsNonStreaming)
+
+
+def check_openai(body: dict[str, Any], model: str, *, stream: bool) -> None:
+    """A Chat Completions body against CompletionCreateParams."""
+    check_typed(body, CompletionCreateParamsStreaming if stream else CompletionCreateParamsNonStreaming)
+
+
+def check_gemini(body: dict[str, Any], model: str, *, stream: bool) -> None:
+    """A generateContent body (the same for a streamed call) against google-genai's models."""
+    check_gemini_body(body)

@@ -13,27 +13,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from anthropic.types.message_create_params import (
-    MessageCreateParamsBase,
-    MessageCreateParamsNonStreaming,
-    MessageCreateParamsStreaming,
-)
+from anthropic.types.message_create_params import MessageCreateParamsBase, MessageCreateParamsNonStreaming
 from model_wire import SECRET, WEATHER_SCHEMA, WEATHER_TOOL, Wire, collect, simple_request, weather_history
-from openai.types.chat.completion_create_params import (
-    CompletionCreateParamsNonStreaming,
-    CompletionCreateParamsStreaming,
+from sdk_types import (
+    LEGACY_ANTHROPIC_SAMPLING,
+    SdkTypeError,
+    check_anthropic,
+    check_gemini,
+    check_gemini_body,
+    check_openai,
+    check_typed,
 )
-from sdk_types import SdkTypeError, check_gemini_body, check_typed
 
-from adk_core.models import GenerateContentConfig, LlmRequest, ThinkingConfig, model_rules
+from adk_core.models import GenerateContentConfig, LlmRequest, ThinkingConfig
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adk_core.models.openai import OpenAIModel
 from adk_core.types import Content, FileData, Part
-
-# Claude models before Opus 4.7 still take these, but the SDK's request type no longer declares
-# them (it follows the newest models). They are allowed only where the rules table says so.
-LEGACY_ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k")
 
 
 def _image_and_pdf() -> LlmRequest:
@@ -117,22 +113,6 @@ def _openai(name: str) -> Callable[[Wire], OpenAIModel]:
 
 def _gemini(name: str) -> Callable[[Wire], GeminiModel]:
     return lambda wire: GeminiModel(name, api_key=SECRET, http_client=wire.client)
-
-
-def check_anthropic(body: dict[str, Any], model: str, *, stream: bool) -> None:
-    accepted = (model_rules(model) or AnthropicModel.provider_rules).accepts
-    legacy = {key for key in LEGACY_ANTHROPIC_SAMPLING if key in body}
-    assert legacy <= accepted, f"{model} was sent {sorted(legacy - accepted)}, which it refuses"
-    declared = {key: body[key] for key in body if key not in legacy}
-    check_typed(declared, MessageCreateParamsStreaming if stream else MessageCreateParamsNonStreaming)
-
-
-def check_openai(body: dict[str, Any], model: str, *, stream: bool) -> None:
-    check_typed(body, CompletionCreateParamsStreaming if stream else CompletionCreateParamsNonStreaming)
-
-
-def check_gemini(body: dict[str, Any], model: str, *, stream: bool) -> None:
-    check_gemini_body(body)
 
 
 PROVIDERS: dict[str, tuple[Callable[[Wire], Any], Callable[..., None], str]] = {

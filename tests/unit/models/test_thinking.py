@@ -14,7 +14,7 @@ import httpx
 import pytest
 from anthropic import types as anthropic_types
 from model_wire import SECRET, WEATHER_TOOL, Wire, simple_request
-from test_sdk_request_types import check_anthropic, check_gemini, check_openai
+from sdk_types import check_anthropic, check_gemini, check_openai
 
 from adk_core import InMemoryRunner, LlmAgent
 from adk_core.errors import ConfigurationError
