@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry import trace
 
@@ -87,3 +88,30 @@ def usage_attributes(usage: Any) -> dict[str, Any]:
         "gen_ai.usage.input_tokens": usage.prompt_token_count,
         "gen_ai.usage.output_tokens": usage.candidates_token_count,
     }
+
+
+@contextlib.contextmanager
+def http_client_span(method: str, url: str, provider: str) -> Iterator[Any]:
+    """A CLIENT span for one request to a model provider (a child of the current span: the model
+    call). Not made current, so a streamed response may be read across awaits. The URL is recorded
+    without its query, where some providers take the API key. Yields None when tracing is off."""
+    if not tracing_enabled():
+        yield None
+        return
+    parts = urlsplit(url)
+    span = _tracer.start_span(method, kind=trace.SpanKind.CLIENT, attributes={
+        "http.request.method": method,
+        "url.full": urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")),
+        "server.address": parts.hostname or "",
+        "gen_ai.provider.name": provider,
+    })  # fmt: skip
+    try:
+        yield span
+    except GeneratorExit:  # the reader stopped reading a stream: not a failed request
+        raise
+    except BaseException as e:
+        span.set_attribute("error.type", type(e).__name__)
+        span.set_status(trace.Status(trace.StatusCode.ERROR, str(e)[:200]))
+        raise
+    finally:
+        span.end()

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from adk_core.errors import ModelError
 from adk_core.runtime import wall_clock
 
+from .. import telemetry
 from .base import GenerateContentConfig
 from .rules import ModelRules, Refusal, apply_model_rules, model_rules, refused_settings
 
@@ -293,10 +294,12 @@ class HttpModel:
 
     async def _post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
         secret = self._key(required=False)
-        try:
-            response = await self._client().post(url, json=body, headers=headers)
-        except httpx.TransportError as exc:
-            raise self._transport_error(exc, secret) from exc
+        with telemetry.http_client_span("POST", url, self.provider) as span:
+            try:
+                response = await self._client().post(url, json=body, headers=headers)
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc, secret) from exc
+            telemetry.set_attributes(span, {"http.response.status_code": response.status_code})
         if not response.is_success:
             raise status_error(
                 response.status_code, _body(response), response.headers, provider=self.provider, secret=secret
@@ -317,19 +320,21 @@ class HttpModel:
     ) -> AsyncIterator[ServerSentEvent]:
         secret = self._key(required=False)
         try:
-            async with aconnect_sse(self._client(), "POST", url, json=body, headers=headers) as source:
-                response = source.response
-                if not response.is_success:
-                    await response.aread()
-                    raise status_error(
-                        response.status_code,
-                        _body(response),
-                        response.headers,
-                        provider=self.provider,
-                        secret=secret,
-                    )
-                async for event in source.aiter_sse():
-                    yield event
+            with telemetry.http_client_span("POST", url, self.provider) as span:
+                async with aconnect_sse(self._client(), "POST", url, json=body, headers=headers) as source:
+                    response = source.response
+                    telemetry.set_attributes(span, {"http.response.status_code": response.status_code})
+                    if not response.is_success:
+                        await response.aread()
+                        raise status_error(
+                            response.status_code,
+                            _body(response),
+                            response.headers,
+                            provider=self.provider,
+                            secret=secret,
+                        )
+                    async for event in source.aiter_sse():
+                        yield event
         except SSEError as exc:  # an httpx.TransportError subclass, but a wrong answer, not a lost one
             raise ModelError(
                 f"{self.provider} did not answer with an event stream ({exc}); check base_url",
