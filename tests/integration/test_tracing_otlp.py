@@ -213,51 +213,13 @@ async def test_a_turn_is_one_trace_across_processes(
 
 
 
-async def test_spans_keep_their_durations_when_every_task_replays(
-    durable_stack: DurableStack, temporal_server: TemporalDevServer, receiver: OtlpReceiver, tmp_path: Path
-) -> None:
-    """A worker without a workflow cache replays the turn's history at every workflow task, as after
-    an eviction: the engine's spans still come out once each, unbroken, each around what it covers."""
-    queue, log = f"adk-otlp-nc-{uuid.uuid4().hex[:6]}", tmp_path / "worker.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
-    env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
-    worker = _spawn(["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue,
-                     "examples.w1:app", "no-cache"], env, log)  # fmt: skip
-    try:
-        await _until(worker, "worker running", log)
-        client = await connect(temporal_server.address, namespace=temporal_server.namespace)
-        result = await asyncio.wait_for(
-            AdkClient(client, task_queue=queue).run_once("w1", "u", uuid.uuid4().hex[:8], w1.USER_MESSAGE), 60
-        )
-        w1.check_turn(result.events)
-    finally:
-        await _stop(worker, log)
-    spans = receiver.spans
-    names = [s.name for s in spans]
-    assert len({s.trace_id for s in spans}) == 1, names
-    [invocation] = [s for s in spans if s.name == "invocation"]
-    calls = [s for s in spans if s.name == "chat w1-scripted"]
-    models = [s for s in spans if s.name == "generate_content w1-scripted"]
-    assert len(calls) == 4 and len(models) == 4, names
-    assert names.count("execute_tool add") == 2 and names.count("execute_tool lookup") == 1, names
-    assert names.count("invoke_agent assistant") == 1, names
-    # The invocation began before the first model call and ended after the last: not cut short by
-    # the evictions after each task (a span torn down with its evicted workflow would be).
-    assert invocation.start_time_unix_nano <= min(s.start_time_unix_nano for s in calls)
-    assert invocation.end_time_unix_nano >= max(s.end_time_unix_nano for s in calls)
-    # Each model span covers its provider call: started in one task, ended in a later one.
-    for model in models:
-        inside = [c for c in calls if model.start_time_unix_nano <= c.start_time_unix_nano
-                  and c.end_time_unix_nano <= model.end_time_unix_nano]  # fmt: skip
-        assert len(inside) == 1, (model.start_time_unix_nano, model.end_time_unix_nano)
-    assert not [s.name for s in spans if s.status.code == 2], "no span ended in error"  # STATUS_CODE_ERROR
-
-
 async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
     durable_stack: DurableStack, temporal_server: TemporalDevServer, receiver: OtlpReceiver, tmp_path: Path
 ) -> None:
     """The worker dies (SIGKILL) inside a model call; the next worker replays the turn and retries the
-    call: one trace, one invocation span from the turn's start to its end, the retry as attempt 2."""
+    call: one trace, one invocation span from the turn's start to its end, the retry as attempt 2.
+    Both workers run without a workflow cache: every workflow task replays the history from the start,
+    as after an eviction, and the engine's spans still come out once each, around what they cover."""
     markers = tmp_path / "markers"
     markers.mkdir()
     (markers / crash_app.TOOL_MARKER).write_text("pre-set")  # only the model call hangs
@@ -266,7 +228,7 @@ async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
     env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
             "CRASH_MARKER_DIR": str(markers)}  # fmt: skip
     args = ["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue,
-            "tests.integration.otlp_worker:crash_app_fast_heartbeat"]  # fmt: skip
+            "tests.integration.otlp_worker:crash_app_fast_heartbeat", "no-cache"]  # fmt: skip
     first = _spawn(args, env, log)
     second = None
     workflow_id = f"otlp-crash/{uuid.uuid4().hex[:8]}"
@@ -306,3 +268,13 @@ async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
     assert invocation.start_time_unix_nano <= min(s.start_time_unix_nano for s in calls)
     assert invocation.end_time_unix_nano >= max(s.end_time_unix_nano for s in calls)
     assert names.count("execute_tool slow_step") == 1 and names.count("execute_tool add") == 1, names
+    assert names.count("invoke_agent crasher") == 1, names
+    # Each engine model span covers its provider call (the one that lived): started in one workflow
+    # task, ended in a later one, on another worker for the retried call.
+    models = [s for s in spans if s.name == "generate_content slow-once"]
+    assert len(models) == 3, names
+    for model in models:
+        inside = [c for c in calls if model.start_time_unix_nano <= c.start_time_unix_nano
+                  and c.end_time_unix_nano <= model.end_time_unix_nano]  # fmt: skip
+        assert len(inside) == 1, (model.start_time_unix_nano, model.end_time_unix_nano)
+    assert not [s.name for s in spans if s.status.code == 2], "no span ended in error"  # STATUS_CODE_ERROR
