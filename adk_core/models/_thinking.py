@@ -27,3 +27,14 @@ def effort_of(thinking: ThinkingConfig) -> str | None:
     if budget == 0:
         return "none"
     return next((level for level, cap in EFFORT_BUDGETS.items() if budget <= cap), "max")
+
+
+_SCALE = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def nearest_effort(effort: str, allowed: tuple[str, ...] | None) -> str:
+    """``effort``, or the level of ``allowed`` nearest to it (the lower one on a tie)."""
+    if not allowed or effort in allowed:
+        return effort
+    wanted = _SCALE.index(effort)
+    return min(allowed, key=lambda level: (abs(_SCALE.index(level) - wanted), _SCALE.index(level)))

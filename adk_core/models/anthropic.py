@@ -50,11 +50,12 @@ from ._http import (
     sse_json,
     status_error,
 )
-from ._thinking import budget_of, effort_of
+from ._thinking import budget_of, effort_of, nearest_effort
 from .base import LlmRequest, LlmResponse, ThinkingConfig, UsageMetadata
 from .rules import ModelRules
 
 _MIN_BUDGET = 1024  # the smallest budget_tokens the API takes
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort; "none" turns thinking off
 _FINISH_REASONS = {
     "end_turn": "STOP",
     "stop_sequence": "STOP",
@@ -168,7 +169,8 @@ class AnthropicModel(HttpModel):
             "messages": _messages(request.contents),
         }
         if config.thinking is not None:
-            body.update(_thinking(config.thinking, rules.thinking or "budget", body["max_tokens"]))
+            efforts = rules.efforts or _EFFORTS
+            body.update(_thinking(config.thinking, rules.thinking or "budget", body["max_tokens"], efforts))
         if config.system_instruction:
             body["system"] = config.system_instruction
         if config.tools:
@@ -191,7 +193,7 @@ class AnthropicModel(HttpModel):
         return merge_extra(body, config.extra)
 
 
-def _thinking(thinking: ThinkingConfig, style: str, max_tokens: int) -> dict[str, Any]:
+def _thinking(thinking: ThinkingConfig, style: str, max_tokens: int, efforts: tuple[str, ...]) -> dict[str, Any]:
     """The thinking (and output_config.effort) fields for ``thinking`` on a model of ``style``."""
     if thinking.off:
         return {"thinking": {"type": "disabled"}}
@@ -199,7 +201,7 @@ def _thinking(thinking: ThinkingConfig, style: str, max_tokens: int) -> dict[str
     if style == "adaptive":
         fields: dict[str, Any] = {"thinking": {"type": "adaptive", **display}}
         if effort := effort_of(thinking):
-            fields["output_config"] = {"effort": effort}
+            fields["output_config"] = {"effort": nearest_effort(effort, efforts)}
         return fields
     budget = max(_MIN_BUDGET, budget_of(thinking) or budget_of(ThinkingConfig(effort="medium")) or _MIN_BUDGET)
     # The budget is part of max_tokens and must stay below it: keep max_tokens for the answer itself.

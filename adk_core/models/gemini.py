@@ -25,7 +25,7 @@ from ._http import (
     sse_json,
     stream_error,
 )
-from ._thinking import budget_of, effort_of
+from ._thinking import budget_of, effort_of, nearest_effort
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
 from .rules import ModelRules
 
@@ -41,7 +41,10 @@ _GENERATION_FIELDS = {
 
 
 # Gemini 3 cannot turn thinking off; MINIMAL is the least it does.
-_LEVELS = {"none": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "max": "XHIGH"}
+_LEVELS = {
+    "none": "MINIMAL", "minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH",
+    "max": "XHIGH",
+}  # fmt: skip
 
 
 class GeminiModel(HttpModel):
@@ -120,7 +123,7 @@ class GeminiModel(HttpModel):
         """The generateContent request body for ``request``, without what the model refuses."""
         config, rules = self.applied_rules(request.config)
         request = request if config is request.config else request.model_copy(update={"config": config})
-        return build_request(request, thinking_style=rules.thinking or "budget")
+        return build_request(request, thinking_style=rules.thinking or "budget", efforts=rules.efforts)
 
 
 class StreamAccumulator:
@@ -146,8 +149,11 @@ class StreamAccumulator:
         return Content(role="model", parts=self.parts) if self.parts else None
 
 
-def build_request(request: LlmRequest, *, thinking_style: str = "budget") -> dict[str, Any]:
-    """The generateContent request body for ``request`` (``thinking_style``: "budget" or "level")."""
+def build_request(
+    request: LlmRequest, *, thinking_style: str = "budget", efforts: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """The generateContent request body for ``request`` (``thinking_style``: "budget" or "level",
+    ``efforts``: the levels the model takes)."""
     config = request.config
     body: dict[str, Any] = {"contents": [c for c in map(_content_to_wire, request.contents) if c["parts"]]}
     if config.system_instruction:
@@ -160,7 +166,7 @@ def build_request(request: LlmRequest, *, thinking_style: str = "budget") -> dic
         if name:
             calling["allowedFunctionNames"] = [name]
         body["toolConfig"] = {"functionCallingConfig": calling}
-    if generation := _generation_config(config, thinking_style):
+    if generation := _generation_config(config, thinking_style, efforts):
         body["generationConfig"] = generation
     return merge_extra(body, config.extra)
 
@@ -175,7 +181,9 @@ def _declaration(declaration: Any) -> dict[str, Any]:
     return wire
 
 
-def _generation_config(config: GenerateContentConfig, thinking_style: str) -> dict[str, Any]:
+def _generation_config(
+    config: GenerateContentConfig, thinking_style: str, efforts: tuple[str, ...] | None
+) -> dict[str, Any]:
     generation = {
         wire: getattr(config, field)
         for field, wire in _GENERATION_FIELDS.items()
@@ -184,7 +192,7 @@ def _generation_config(config: GenerateContentConfig, thinking_style: str) -> di
     if (thinking := config.thinking) is not None:
         wire: dict[str, Any] = {"includeThoughts": thinking.include_thoughts}
         if thinking_style == "level" and (effort := effort_of(thinking)):
-            wire["thinkingLevel"] = _LEVELS[effort]
+            wire["thinkingLevel"] = _LEVELS[nearest_effort(effort, efforts)]
         elif thinking_style != "level" and (budget := budget_of(thinking)) is not None:
             wire["thinkingBudget"] = budget
         generation["thinkingConfig"] = wire

@@ -40,7 +40,7 @@ from ._openai_wire import (
     ToolCallWire,
     UsageWire,
 )
-from ._thinking import effort_of
+from ._thinking import effort_of, nearest_effort
 from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
 from .rules import ModelRules
 
@@ -208,7 +208,7 @@ class OpenAIModel(HttpModel):
         if config.stop_sequences:
             body["stop"] = config.stop_sequences
         if config.thinking is not None and (effort := effort_of(config.thinking)):
-            body["reasoning_effort"] = effort
+            body["reasoning_effort"] = nearest_effort(effort, rules.efforts)
         if config.response_schema is not None:
             schema = {"name": "response", "schema": config.response_schema}
             body["response_format"] = {"type": "json_schema", "json_schema": schema}

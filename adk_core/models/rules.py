@@ -40,6 +40,8 @@ logger = logging.getLogger("adk_core.models")
 SETTINGS = frozenset({"temperature", "top_p", "top_k", "seed", "stop_sequences"})
 """The optional generation settings (GenerateContentConfig fields) a rule may refuse."""
 TOOL_CHOICES = frozenset({"auto", "none", "any", "tool"})
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Effort levels, least first, as the providers name them."""
 """Tool-choice modes: ``any`` is "call some tool", ``tool`` is "call this named tool"."""
 
 _HOW_TO_FIX = (
@@ -67,6 +69,8 @@ class ModelRules:
             None means the provider's.
         thinking_excludes: settings left out while thinking is on (``tool_choice`` meaning a forced
             choice); None means the provider's.
+        efforts: the effort levels the family takes (of none, minimal, low, medium, high, xhigh, max);
+            another is sent as the nearest of these. None: every level.
         reason: why, in a few words, repeated in the warning.
     """
 
@@ -78,6 +82,7 @@ class ModelRules:
     structured_output: bool = True
     thinking: Literal["budget", "adaptive", "effort", "level", "none"] | None = None
     thinking_excludes: frozenset[str] | None = None
+    efforts: tuple[str, ...] | None = None
     reason: str = ""
     _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
@@ -87,6 +92,7 @@ class ModelRules:
             {"tool_choice"} if self.thinking_excludes and "tool_choice" in self.thinking_excludes else set()
         )
         unknown |= self.tool_choice - TOOL_CHOICES
+        unknown |= set(self.efforts or ()) - set(EFFORTS)
         if unknown:
             raise ConfigurationError(
                 f"ModelRules({self.pattern!r}): unknown settings {sorted(unknown)}; settings are {sorted(SETTINGS)} "
@@ -127,15 +133,46 @@ _BUILTIN: tuple[ModelRules, ...] = (
         token_limit_field="max_completion_tokens",
         thinking="none",
     ),
+    # Each reasoning generation names its efforts differently; another value is a 400.
     ModelRules(
-        r"(gpt-5|o[1-9]|codex-).*",
+        r"gpt-5\.1([-.].*)?",
         accepts=frozenset({"seed"}),
         token_limit_field="max_completion_tokens",
         thinking="effort",
+        efforts=("none", "low", "medium", "high"),
         reason=_OPENAI_REASONING,
     ),
-    # Gemini 3 sets thinking by level rather than by budget.
-    ModelRules(r"gemini-([3-9]|[1-9][0-9])([-.].*)?", thinking="level"),
+    ModelRules(
+        r"gpt-5\.([2-9]|[1-9][0-9])([-.].*)?",
+        accepts=frozenset({"seed"}),
+        token_limit_field="max_completion_tokens",
+        thinking="effort",
+        efforts=("none", "low", "medium", "high", "xhigh"),
+        reason=_OPENAI_REASONING,
+    ),
+    ModelRules(
+        r"gpt-5.*",
+        accepts=frozenset({"seed"}),
+        token_limit_field="max_completion_tokens",
+        thinking="effort",
+        efforts=("minimal", "low", "medium", "high"),
+        reason=_OPENAI_REASONING,
+    ),
+    ModelRules(
+        r"(o[1-9]|codex-).*",
+        accepts=frozenset({"seed"}),
+        token_limit_field="max_completion_tokens",
+        thinking="effort",
+        efforts=("low", "medium", "high"),
+        reason=_OPENAI_REASONING,
+    ),
+    # Gemini 3 sets thinking by level rather than by budget; Pro takes only two levels.
+    ModelRules(
+        r"gemini-([3-9]|[1-9][0-9])(\.[0-9]+)?-pro([-.].*)?", thinking="level", efforts=("low", "high")
+    ),
+    ModelRules(
+        r"gemini-([3-9]|[1-9][0-9])([-.].*)?", thinking="level", efforts=("minimal", "low", "medium", "high")
+    ),
 )
 
 _user_rules: list[ModelRules] = []

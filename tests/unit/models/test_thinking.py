@@ -91,6 +91,31 @@ def test_openai_reasoning_effort_from_an_effort_or_a_budget() -> None:
     check_openai(budget, "o4-mini", stream=False)
 
 
+@pytest.mark.parametrize(
+    ("model", "effort", "sent"),
+    [
+        ("gpt-5", "none", "minimal"),
+        ("gpt-5.1", "none", "none"),
+        ("o3", "max", "high"),
+        ("gpt-5.2", "max", "xhigh"),
+    ],
+)
+def test_an_effort_a_family_does_not_name_becomes_its_nearest(model: str, effort: str, sent: str) -> None:
+    body = OpenAIModel(model, api_key=SECRET).build_request(_request(ThinkingConfig(effort=effort)))  # type: ignore[arg-type]
+    assert body["reasoning_effort"] == sent
+
+
+def test_gemini_3_pro_gets_only_the_levels_it_takes() -> None:
+    body = GeminiModel("gemini-3-pro-preview", api_key=SECRET).build_request(
+        _request(ThinkingConfig(effort="medium"))
+    )
+    assert body["generationConfig"]["thinkingConfig"]["thinkingLevel"] == "LOW"
+    flash = GeminiModel("gemini-3-flash", api_key=SECRET).build_request(
+        _request(ThinkingConfig(effort="none"))
+    )
+    assert flash["generationConfig"]["thinkingConfig"]["thinkingLevel"] == "MINIMAL"
+
+
 def test_a_model_that_does_not_reason_gets_no_thinking(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="adk_core.models"):
         body = OpenAIModel("gpt-4o", api_key=SECRET).build_request(_request(ThinkingConfig(effort="high")))
