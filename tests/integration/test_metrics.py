@@ -33,6 +33,7 @@ from adk_core.tools import FunctionTool
 from adk_temporal.metrics import runtime_with_metrics
 from adk_temporal.worker import build_worker
 from adk_temporal.workflows import AdkPlugin
+from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.client import AdkClient, TurnFailedError
 from adkt.embedded import TemporalDevServer
 from examples import w1
@@ -89,8 +90,8 @@ class Held:
 
 
 class Metrics:
-    def __init__(self, url: str, client: AdkClient, apps: dict[str, App], held: Held) -> None:
-        self.url, self.client, self.apps, self.held = url, client, apps, held
+    def __init__(self, url: str, client: AdkClient, apps: dict[str, App], held: Held, stack: DurableStack) -> None:
+        self.url, self.client, self.apps, self.held, self.stack = url, client, apps, held, stack
 
     async def scrape(self, url: str | None = None) -> dict[tuple[str, frozenset], float]:
         return await scrape(url or self.url)
@@ -150,7 +151,8 @@ async def metrics(durable_stack: DurableStack, temporal_server: TemporalDevServe
                           prices=prices, max_cached_workflows=0)  # fmt: skip
     run = asyncio.create_task(worker.run())
     try:
-        yield Metrics(f"http://127.0.0.1:{port}/metrics", AdkClient(client, task_queue=queue), apps, held)
+        yield Metrics(f"http://127.0.0.1:{port}/metrics", AdkClient(client, task_queue=queue), apps, held,
+                      durable_stack)
     finally:
         await asyncio.wait_for(worker.shutdown(), timeout=60)
         await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), timeout=10)
@@ -226,6 +228,31 @@ async def test_a_w1_turn_a_failed_turn_and_a_pending_confirmation(metrics: Metri
     assert value(s, "adk_human_wait_duration_seconds_count", app=confirm) == 1
     assert value(s, "adk_tool_calls_total", app=confirm, tool="transfer") == 2  # and again, confirmed
     assert value(s, "adk_turns_completed_total", app=confirm) == 2
+
+
+async def test_eval_trials_are_counted_by_status(metrics: Metrics) -> None:
+    """A durable eval suite on the metrics worker (tests/integration/eval_apps.py ``bad``: one case
+    passes, one fails); each recorded trial is counted under its status."""
+    before = await metrics.scrape()
+    run_id, queue = f"m-{uuid.uuid4().hex[:8]}", f"adk-metrics-eval-{uuid.uuid4().hex[:6]}"
+    # A worker of its own on the same runtime (so the same endpoint), with its workflow cache.
+    worker = build_worker(metrics.client.client, [], task_queue=queue, session_service=metrics.stack.sessions,
+                          eval_cases=["tests.integration.eval_apps:bad"])  # fmt: skip
+    run = asyncio.create_task(worker.run())
+    try:
+        suite = await asyncio.wait_for(metrics.client.client.execute_workflow(
+            EvalSuiteWorkflow.run, EvalSuiteInput(suite="tests.integration.eval_apps:bad", run_id=run_id),
+            id=f"adk-eval/{run_id}", task_queue=queue, result_type=EvalSuiteRunResult,
+        ), 60)  # fmt: skip
+    finally:
+        await asyncio.wait_for(worker.shutdown(), timeout=30)
+        await asyncio.gather(run, return_exceptions=True)
+    statuses = sorted(r.status for r in suite.results)
+    assert statuses == ["failed", "passed"], statuses
+    after = await metrics.scrape()
+    for status in ("passed", "failed"):
+        counted = value(after, "adk_eval_trials_total", status=status) - value(before, "adk_eval_trials_total", status=status)
+        assert counted == 1, (status, counted)
 
 
 def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
