@@ -21,7 +21,8 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY adk_temporal ./adk_temporal
 COPY adkt ./adkt
-RUN pip install . && cd / && rm -rf /build
+# [tracing]: the OTLP exporter, so ADK_TRACING=1 exports traces from the image (docs/observability.md).
+RUN pip install ".[tracing]" && cd / && rm -rf /build
 
 # Apps are imported as module:attr relative to the working directory (adkt puts it on sys.path).
 WORKDIR /app
