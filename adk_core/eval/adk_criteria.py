@@ -189,11 +189,11 @@ def judged_criterion(
 
 
 def _judge_options(where: str, options: Mapping[str, Any]) -> tuple[str, int]:
-    raw = _camel(options, "judge_model_options") or {}
+    raw = field_either_case(options, "judge_model_options") or {}
     if not isinstance(raw, Mapping):
         raise ConfigurationError(f"{where}: judge_model_options must be an object like {{\"judge_model\": ..., \"num_samples\": 5}}")
-    model = _camel(raw, "judge_model") or DEFAULT_JUDGE_MODEL
-    samples = _camel(raw, "num_samples")
+    model = field_either_case(raw, "judge_model") or DEFAULT_JUDGE_MODEL
+    samples = field_either_case(raw, "num_samples")
     samples = GOOGLE_ADK_NUM_SAMPLES if samples is None else samples
     if not isinstance(model, str):
         raise ConfigurationError(f"{where}: judge_model must be a model name, not {model!r}")
@@ -207,14 +207,14 @@ def _rubrics(where: str, raw: Any) -> list[str]:
         raise ConfigurationError(f"{where}: rubrics must be a list of {{\"rubric_id\", \"rubric_content\": {{\"text_property\"}}}}")
     texts = []
     for rubric in raw:
-        text = _camel(_camel(rubric, "rubric_content"), "text_property") if isinstance(rubric, Mapping) else None
+        text = field_either_case(field_either_case(rubric, "rubric_content"), "text_property") if isinstance(rubric, Mapping) else None
         if not isinstance(text, str) or not text.strip():
             raise ConfigurationError(f"{where}: rubric {rubric!r} has no rubric_content.text_property; give the property to check")
         texts.append(text.strip())
     return texts
 
 
-def _camel(data: Any, snake: str) -> Any:
+def field_either_case(data: Any, snake: str) -> Any:
     """``data[snake]`` or its camelCase twin (google-adk writes either)."""
     if not isinstance(data, Mapping):
         return None

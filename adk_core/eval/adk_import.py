@@ -43,7 +43,7 @@ from ..app import App
 from ..errors import ConfigurationError
 from ..models.base import Model
 from .adk_criteria import SPECS, Criterion, judged_criterion
-from .adk_criteria import _camel as _get
+from .adk_criteria import field_either_case as _get
 from .case import EvalCase
 from .metrics.base import Metric, unsupported_metric
 from .metrics.response import response_match

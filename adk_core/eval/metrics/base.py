@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from ..._callables import call_maybe_async
 from ...agents.llm_agent import LlmAgent
@@ -43,7 +44,9 @@ class MetricResult(BaseModel):
     @model_validator(mode="after")
     def _not_evaluated_never_passes(self) -> MetricResult:
         if self.passed and not self.evaluated:
-            raise ValueError("a metric result that was not evaluated cannot pass; return passed=False with evaluated=False")
+            raise PydanticCustomError(  # pydantic's own error type: the model's ValidationError carries it
+                "not_evaluated_passes", "a metric result that was not evaluated cannot pass; return passed=False with evaluated=False"
+            )
         return self
 
 
