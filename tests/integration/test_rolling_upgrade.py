@@ -21,6 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 from adk_core.simulator import SimulatorService
@@ -31,7 +32,10 @@ from adk_temporal.worker import WorkerVersion
 from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.client import AdkClient, connect, workflow_task_failure
 from adkt.embedded import TemporalDevServer
+from adkt.web.api.backend import ApiBackend
+from adkt.web.api.models import AppInfo
 from adkt.web.deliver import temporal_deliver
+from adkt.web.serve import serving
 from tests.integration.test_simulator_durable import wait_for_head
 from tests.integration.upgrade_app import APP_NAME, SIM_APP_NAME
 
@@ -172,6 +176,15 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
             return await run_version(client, f"adk-session/{SIM_APP_NAME}/u/sim") == f"{deployment}:v2"
 
         await _until(simulated_moved, "the simulated conversation's move", 30, logs)
+        # The dev page's API says where the conversation runs (the page shows it beside the workflow link).
+        backend = ApiBackend.open(adk, database_url, apps=[AppInfo(name=APP_NAME)])
+        try:
+            async with serving(None, port=0, api=backend, page=False) as url:
+                async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+                    detail = (await http.get(f"/api/v1/apps/{APP_NAME}/users/u/sessions/c0")).json()
+        finally:
+            await backend.close()
+        assert detail["worker_version"] == f"{deployment}:v2", detail
         shown = await _adkt("sessions", "show", APP_NAME, "u", "c0", "--database-url", database_url,
                             TEMPORAL_ADDRESS=temporal_server.address)  # fmt: skip
         assert f"adk-session/{APP_NAME}/u/c0: running on {deployment}:v2" in shown.stdout, shown.stdout + shown.stderr

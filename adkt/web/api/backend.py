@@ -3,6 +3,7 @@ database (read, create, delete) and the stored eval runs."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import TaskQueueKind, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.eval.store import EvalResultStore
@@ -25,6 +27,8 @@ from adkt.client import AdkClient
 from .errors import NoWorkerError
 from .models import AppInfo, SessionSummary
 
+WORKER_VERSION_SECONDS = 2.0
+"""How long a session read waits for Temporal to say which worker version its run is on."""
 POLLER_FRESH = timedelta(seconds=90)
 """A worker long-polls for up to a minute and then polls again, so a live one was seen within this
 (Temporal lists pollers for minutes after they went away)."""
@@ -77,6 +81,19 @@ class ApiBackend:
             last_update_time=session.last_update_time, workflow_id=workflow_id,
             workflow_url=self.workflow_url(workflow_id),
         )  # fmt: skip
+
+    async def worker_version(self, workflow_id: str) -> str | None:
+        """The worker version the conversation's open run is on (docs/versioning.md); None when it is
+        not running, runs unversioned, or Temporal does not answer in time (the page then shows none)."""
+        try:
+            async with asyncio.timeout(WORKER_VERSION_SECONDS):
+                description = await self.client.client.get_workflow_handle(workflow_id).describe()
+        except (RPCError, TimeoutError):
+            return None
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            return None
+        version = description.raw_description.workflow_execution_info.versioning_info.deployment_version
+        return f"{version.deployment_name}:{version.build_id}" if version.build_id else None
 
     async def require_worker(self, app: str) -> None:
         """Refuse to send to an app no worker serves: the conversation would start and wait for one

@@ -96,7 +96,9 @@ async def get_session(call: Call) -> SessionDetail:
             f"no session {session_id!r} for app {app!r}, user {user!r}; "
             f"list them with GET /api/v1/apps/{{app}}/sessions?user_id=..."
         )
-    return SessionDetail(**call.backend.summary(session).model_dump(), events=session.events)
+    summary = call.backend.summary(session)
+    return SessionDetail(**summary.model_dump(), events=session.events,
+                         worker_version=await call.backend.worker_version(summary.workflow_id))  # fmt: skip
 
 
 async def delete_session(call: Call) -> Deleted:

@@ -61,6 +61,10 @@ class SessionList(BaseModel):
 
 class SessionDetail(SessionSummary):
     events: list[Event] = Field(default_factory=list)
+    worker_version: str | None = Field(
+        None, description="the worker deployment version (name:build_id) the conversation's open run is on; "
+        "null when it is not running or runs on unversioned workers (docs/versioning.md)",
+    )
 
 
 class ListSessionsQuery(_Body):

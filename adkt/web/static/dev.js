@@ -212,7 +212,7 @@ async function renderChat(app, user, session) {
     const stored = await api(sessionPath(app, user, session));
     stored.events.forEach((e) => ctx.log.append(eventView(e)));
     ctx.state.textContent = pretty(stored.state);
-    setWorkflow(workflow, stored.workflow_url, stored.workflow_id);
+    setWorkflow(workflow, stored.workflow_url, stored.workflow_id, stored.worker_version);
     renderPending(ctx, (await api(`${sessionPath(app, user, session)}/pending`)).pending);
   } catch (e) {
     if (e.status !== 404) ctx.log.append(h("div", { class: "error" }, `${e.kind}: ${e.message}`));
@@ -223,9 +223,11 @@ async function renderChat(app, user, session) {
   text.focus();
 }
 
-function setWorkflow(el, url, id) {
+function setWorkflow(el, url, id, version) {
   el.replaceChildren(url ? h("a", { href: url, target: "_blank", rel: "noopener", "data-testid": "workflow-link", title: id }, "workflow in Temporal UI ↗")
     : h("span", { class: "muted mono", title: "no Temporal UI URL known (adkt web --temporal-ui URL)" }, id));
+  // The worker build the conversation's run is on (versioned workers only: docs/versioning.md).
+  if (version) el.append(h("span", { class: "muted mono", "data-testid": "worker-version", title: "worker deployment version" }, ` · ${version}`));
 }
 
 async function streamTurn(ctx, message, status, send) {
