@@ -102,7 +102,7 @@ async def test_a_compacting_conversation_replays(durable_stack: DurableStack) ->
     """The recorded history of a conversation that compacted twice replays against today's code:
     the compaction step (its activity, the event's id and clock) is deterministic."""
     from adk_temporal.workflows import session_workflow_id
-    from tests.integration.test_replay import _replayer
+    from adk_temporal.replay import replayer
 
     name = f"compaction_replay_{uuid.uuid4().hex[:8]}"
     app, _, summarizer = make_app(name)
@@ -117,7 +117,7 @@ async def test_a_compacting_conversation_replays(durable_stack: DurableStack) ->
     ]
     # The workflow holds the whole (new) session, so it asks for a summary only when one is due.
     assert len(summarize_steps) == 2
-    result = await _replayer([app]).replay_workflow(history, raise_on_replay_failure=True)
+    result = await replayer([app]).replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
 
 
