@@ -198,16 +198,43 @@ def stored_content(stored_json: str) -> Any:
         return json.loads(stored_json)
 
 
+NOT_COMPARED = ("timestamp",)
+"""Fields a repeat may change. A durable workflow task that stored events (its end-of-invocation
+flush, a local activity) and then died before Temporal recorded it runs again on another worker:
+the same deterministic event ids, but ``workflow.now()`` is the new task's time. That run is the
+one Temporal keeps, so its repeat is the same event, stored at another moment, not a conflict
+(seen in tests/integration/test_scale_out.py when two of three workers are killed)."""
+
+
 def check_repeat(stored_json: str, event: Event) -> None:
     """Raise EventConflictError unless ``event`` is the event stored as ``stored_json``: every
-    field of its stored form (temp: keys dropped) compared, in ``stored_content``'s form."""
-    if stored_content(stored_json) != json.loads(stored_copy_json(event)):
-        raise event_conflict(event.id)
+    field of its stored form (temp: keys dropped) compared, in ``stored_content``'s form, except
+    ``NOT_COMPARED``."""
+    stored, given = stored_content(stored_json), json.loads(stored_copy_json(event))
+    for field in NOT_COMPARED:
+        for value in (stored, given):
+            if isinstance(value, dict):
+                value.pop(field, None)
+    if stored != given:
+        raise event_conflict(event.id, _differing(stored, given))
 
 
-def event_conflict(event_id: str) -> EventConflictError:
+def _differing(stored: Any, given: Any, path: str = "") -> list[str]:
+    """The dotted paths where two JSON values differ (at most a few), for the conflict's message."""
+    if isinstance(stored, dict) and isinstance(given, dict):
+        found: list[str] = []
+        for key in sorted(set(stored) | set(given)):
+            found += _differing(stored.get(key), given.get(key), f"{path}.{key}" if path else str(key))
+        return found[:5]
+    if isinstance(stored, list) and isinstance(given, list) and len(stored) == len(given):
+        return [d for i, (a, b) in enumerate(zip(stored, given, strict=True)) for d in _differing(a, b, f"{path}[{i}]")][:5]
+    return [] if stored == given else [path or "(the whole event)"]
+
+
+def event_conflict(event_id: str, fields: list[str] | None = None) -> EventConflictError:
+    differs = f" (differs in {', '.join(fields)})" if fields else ""
     return EventConflictError(
-        f"event {event_id!r} is already stored in this session with different content; nothing was written. "
+        f"event {event_id!r} is already stored in this session with different content{differs}; nothing was written. "
         "An event id names one event: append the stored event unchanged to repeat it, or give the new "
         "event a new id (runtime.new_id())",
         event_id=event_id,

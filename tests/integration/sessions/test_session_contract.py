@@ -328,7 +328,6 @@ async def test_a_stored_event_id_with_different_content_is_a_conflict_naming_the
     await service.append_event(session, event("e1", 1.0, {"n": 1}))
     for changed in (
         event("e1", 1.0, {"n": 2}),  # another delta
-        event("e1", 2.0, {"n": 1}),  # another time
         event("e1", 1.0, {"n": 1}, author="model"),  # another author
         Event(id="e1", author="user", invocation_id="inv-1", timestamp=1.0, content=Content.user("other text"),
               actions=EventActions(state_delta={"n": 1})),
@@ -341,6 +340,16 @@ async def test_a_stored_event_id_with_different_content_is_a_conflict_naming_the
         assert [e.id for e in copy.events] == ["e1"]  # the caller's copy is not changed either
     stored = await reget(service, session)
     assert [e.text for e in stored.events] == ["message e1"] and stored.state == {"n": 1}
+
+
+async def test_the_same_event_at_another_time_is_a_repeat(service: SessionService, app_name: str) -> None:
+    """A durable workflow task that flushed events and died before Temporal recorded it runs again
+    with the same event ids but a later workflow.now() (adk_core.sessions.base.NOT_COMPARED)."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="retimed")
+    await service.append_event(session, event("e1", 1.0, {"n": 1}))
+    await service.append_event(await reget(service, session), event("e1", 2.0, {"n": 1}))
+    stored = await reget(service, session)
+    assert [(e.id, e.timestamp) for e in stored.events] == [("e1", 1.0)] and stored.state == {"n": 1}
 
 
 async def test_the_same_event_after_a_json_round_trip_is_a_repeat_not_a_conflict(

@@ -43,6 +43,9 @@ class _NotRunning:
     async def terminate(self, reason: str) -> None:
         raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")
 
+    async def describe(self) -> None:  # a session read asks which worker version it runs on
+        raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")
+
 
 @dataclass
 class _Client:
