@@ -101,8 +101,8 @@ async def test_a_retried_summary_stores_one_compaction_event(durable_stack: Dura
 async def test_a_compacting_conversation_replays(durable_stack: DurableStack) -> None:
     """The recorded history of a conversation that compacted twice replays against today's code:
     the compaction step (its activity, the event's id and clock) is deterministic."""
-    from adk_temporal.workflows import session_workflow_id
     from adk_temporal.replay import replayer
+    from adk_temporal.workflows import session_workflow_id
 
     name = f"compaction_replay_{uuid.uuid4().hex[:8]}"
     app, _, summarizer = make_app(name)
