@@ -384,7 +384,7 @@ async def test_a_batch_holding_a_conflict_writes_nothing(service: SessionService
     await service.append_events(session, [event("c1", 1.0), event("c2", 2.0, {"k": 2})])
     for batch in (
         [event("c3", 3.0), event("c4", 4.0), event("c1", 1.0, {"other": 1})],  # plain run, then a delta
-        [event("c3", 3.0), event("c1", 9.0), event("c4", 4.0)],  # all plain
+        [event("c3", 3.0), event("c1", 1.0, author="model"), event("c4", 4.0)],  # all plain
         [event("c3", 3.0, {"k": 3}), event("c2", 2.0, {"k": 99})],  # deltas only
         [event("c3", 3.0), event("c3", 3.0, {"k": 3})],  # twice in the batch itself
     ):
