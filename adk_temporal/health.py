@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
@@ -23,7 +21,7 @@ from starlette.routing import Route
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 from temporalio.client import Client
 
-from adk_core.errors import ConfigurationError
+from adk_temporal.asgi import serving_asgi
 from adk_temporal.worker import AdkWorker
 
 SERVICE_CHECK_SECONDS = 2.0
@@ -57,24 +55,6 @@ async def serving_health(worker: AdkWorker, client: Client, port: int | None, ho
     if port is None:
         yield None
         return
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise ConfigurationError(f"the health endpoint cannot listen on {host}:{port} ({e.strerror}); "
-                                 "pick another --health-port (ADK_HEALTH_PORT)") from None  # fmt: skip
-    server = uvicorn.Server(uvicorn.Config(health_app(worker, client), log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if task.done():
-                task.result()  # raises why it stopped
-                raise ConfigurationError(f"the health endpoint on {host}:{port} stopped while starting")
-            await asyncio.sleep(0.02)
-        yield f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), timeout=10)
-        sock.close()
+    async with serving_asgi(health_app(worker, client), host=host, port=port, what="health endpoint",
+                            fix="pick another --health-port (ADK_HEALTH_PORT)") as url:  # fmt: skip
+        yield url

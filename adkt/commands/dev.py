@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -154,39 +153,17 @@ def _encryption_keys(adk_dir: Path) -> str | None:
 
 def _codec_server(ui_port: int) -> contextlib.AbstractAsyncContextManager[str]:
     """The codec server on a free loopback port, for the dev UI's origin."""
-    import asyncio
-    import socket
-
-    import uvicorn
-
+    from adk_temporal.asgi import serving_asgi
     from adk_temporal.codec_server import codec_server_app
     from adk_temporal.encryption import codec_from_env
 
-    @contextlib.asynccontextmanager
-    async def serving() -> AsyncIterator[str]:
-        codec = codec_from_env()
-        assert codec is not None  # _encryption_keys ran first
-        # The UI's port may be picked after this server starts (--ui-port 0): any loopback origin.
-        origins = [f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")]
-        loopback = r"http://(127\.0\.0\.1|localhost)(:[0-9]+)?"
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(codec_server_app(codec, origins=origins, origin_regex=loopback), log_level="warning",
-                                               lifespan="off"))  # fmt: skip
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            while not server.started:
-                if task.done():
-                    task.result()
-                    raise RuntimeError("the codec server stopped while starting")
-                await asyncio.sleep(0.02)
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        finally:
-            server.should_exit = True
-            await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), timeout=10)
-            sock.close()
-
-    return serving()
+    codec = codec_from_env()
+    assert codec is not None  # _encryption_keys ran first
+    # The UI's port may be picked after this server starts (--ui-port 0): any loopback origin.
+    origins = [f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")]
+    loopback = r"http://(127\.0\.0\.1|localhost)(:[0-9]+)?"
+    app = codec_server_app(codec, origins=origins, origin_regex=loopback)
+    return serving_asgi(app, host="127.0.0.1", port=0, what="codec server", fix="free a loopback port")
 
 
 async def _serve_reloading(stack: Stack, specs: list[str]) -> None:
