@@ -5,14 +5,17 @@ W1 turns through SessionWorkflow, interleaved round by round (plain, observed, o
 so drift in the machine's load hits both alike; the observed worker's endpoint is scraped once per
 round, as Prometheus would every few seconds.
 
-Run:  cd /work/main && .ci-venv/bin/python -m bench.bench_observability_overhead [--turns 100]
+Run:  cd /work/main && .ci-venv/bin/python -m bench.bench_observability_overhead [--turns 100] [--quick]
+      [--out bench/results/observability-overhead.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import platform
 import signal
 import socket
 import statistics
@@ -57,7 +60,7 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
-async def main(turns: int, warmup: int) -> None:
+async def main(turns: int, warmup: int, out: Path | None = None) -> None:
     receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
     metrics_port = _free_port()
@@ -74,17 +77,21 @@ async def main(turns: int, warmup: int) -> None:
                 with (Path(logs) / f"{kind}.log").open("wb") as out:
                     workers[kind] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
             try:
-                await _bench(stack.temporal.address, queues, metrics_port, turns, warmup, Path(logs), workers)
+                result = await _bench(stack.temporal.address, queues, metrics_port, turns, warmup, Path(logs), workers)
             finally:
                 for process in workers.values():
                     process.send_signal(signal.SIGINT)
                     process.wait(timeout=60)
     receiver.shutdown()
     print(f"  OTLP export requests received: {_Receiver.exports}")
+    if out is not None:
+        result |= {"otlp_export_requests": _Receiver.exports, "python": platform.python_version(), "cpus": os.cpu_count()}
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"  written to {out}")
 
 
 async def _bench(address: str, queues: dict[str, str], metrics_port: int, turns: int, warmup: int, logs: Path,
-                 workers: dict[str, subprocess.Popen]) -> None:  # fmt: skip
+                 workers: dict[str, subprocess.Popen]) -> dict:  # fmt: skip
     for kind in queues:
         for _ in range(600):  # bounded: 60 s
             if workers[kind].poll() is not None:
@@ -113,11 +120,24 @@ async def _bench(address: str, queues: dict[str, str], metrics_port: int, turns:
     means = {k: statistics.mean(v) * 1000 for k, v in times.items()}
     print(f"  means: plain {means['plain']:.1f} ms, observed {means['observed']:.1f} ms")
     print("  ", *[line for line in scrape.text.splitlines() if line.startswith("adk_turns_completed_total")])
+    return {
+        "workload": "W1 through SessionWorkflow, worker.py processes plain vs --metrics-port --tracing, interleaved",
+        "turns": turns,
+        "warmup": warmup,
+        "median_ms": {k: statistics.median(v) * 1000 for k, v in times.items()},
+        "mean_ms": means,
+        "ratio_median": observed / plain,
+        "ratio_mean": means["observed"] / means["plain"],
+    }
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="30 turns each, 3 warm-up (one short run)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the numbers as JSON to this file")
     args = parser.parse_args()
-    asyncio.run(main(args.turns, args.warmup))
+    if args.quick:
+        args.turns, args.warmup = 30, 3
+    asyncio.run(main(args.turns, args.warmup, args.out))
