@@ -60,7 +60,7 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
-async def main(turns: int, warmup: int, out: Path | None = None) -> None:
+async def main(turns: int, warmup: int, json_path: Path | None = None) -> None:
     receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
     metrics_port = _free_port()
@@ -84,10 +84,10 @@ async def main(turns: int, warmup: int, out: Path | None = None) -> None:
                     process.wait(timeout=60)
     receiver.shutdown()
     print(f"  OTLP export requests received: {_Receiver.exports}")
-    if out is not None:
+    if json_path is not None:
         result |= {"otlp_export_requests": _Receiver.exports, "python": platform.python_version(), "cpus": os.cpu_count()}
-        out.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"  written to {out}")
+        json_path.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"  written to {json_path}")
 
 
 async def _bench(address: str, queues: dict[str, str], metrics_port: int, turns: int, warmup: int, logs: Path,
