@@ -19,112 +19,51 @@ any object with ``current()`` and ``get(key_id)``.
 from __future__ import annotations
 
 import base64
-import binascii
 import functools
 import json
 import os
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
+# The key ring is shared with the SQL stores' encryption at rest (adk_core must not import this module).
+from adk_core.encryption import (
+    KEYS_ENV,
+    KEYS_FILE_ENV,
+    NONCE_BYTES,
+    KeyProvider,
+    KeyRing,
+    key_ring_from_env,
+    new_key_line,
+)
 from adk_core.errors import ConfigurationError
 
 ENCODING = b"binary/encrypted"
 """The ``encoding`` metadata of an encrypted payload (Temporal's convention for codec output)."""
 KEY_ID = "encryption-key-id"
-KEYS_ENV = "ADK_ENCRYPTION_KEYS"
-KEYS_FILE_ENV = "ADK_ENCRYPTION_KEYS_FILE"
-NONCE_BYTES = 12
 
-
-class KeyProvider(Protocol):
-    """Where keys come from: a KMS-backed provider implements these two."""
-
-    def current(self) -> tuple[str, bytes]:
-        """The key id and key that encrypt new payloads."""
-        ...
-
-    def get(self, key_id: str) -> bytes | None:
-        """The key with this id, or None when it is not known here."""
-        ...
-
-
-@dataclass(frozen=True)
-class KeyRing:
-    """Keys by id; the first one encrypts."""
-
-    keys: tuple[tuple[str, bytes], ...]
-
-    def __post_init__(self) -> None:
-        if not self.keys:
-            raise ConfigurationError(f"no encryption key given; set {KEYS_ENV}=id:BASE64KEY (adkt keygen makes one)")
-        seen: set[str] = set()
-        for key_id, key in self.keys:
-            if not key_id or ":" in key_id or "," in key_id:
-                raise ConfigurationError(f"encryption key id {key_id!r} must be non-empty, without ':' or ','")
-            if key_id in seen:
-                raise ConfigurationError(f"encryption key id {key_id!r} is listed twice; each key needs its own id")
-            if len(key) != 32:
-                raise ConfigurationError(
-                    f"encryption key {key_id!r} has {len(key)} bytes; AES-256 needs 32 (base64 of 32 random bytes)"
-                )
-            seen.add(key_id)
-
-    @classmethod
-    def from_keys(cls, keys: Mapping[str, bytes] | Sequence[tuple[str, bytes]]) -> KeyRing:
-        items = list(keys.items()) if isinstance(keys, Mapping) else list(keys)
-        return cls(tuple(items))
-
-    @classmethod
-    def parse(cls, text: str, *, source: str) -> KeyRing:
-        """``id:BASE64,...`` or one ``id:BASE64`` per line (newest first)."""
-        keys: list[tuple[str, bytes]] = []
-        for entry in text.replace(",", "\n").splitlines():
-            entry = entry.split("#", 1)[0].strip()
-            if not entry:
-                continue
-            key_id, sep, encoded = entry.partition(":")
-            if not sep:
-                raise ConfigurationError(f"{source}: {entry[:12]}... is not 'id:BASE64KEY'")
-            try:
-                key = base64.b64decode(encoded.strip(), validate=True)
-            except binascii.Error:
-                raise ConfigurationError(f"{source}: the key {key_id.strip()!r} is not valid base64") from None
-            keys.append((key_id.strip(), key))
-        return cls(tuple(keys))
-
-    def current(self) -> tuple[str, bytes]:
-        return self.keys[0]
-
-    def get(self, key_id: str) -> bytes | None:
-        return next((key for kid, key in self.keys if kid == key_id), None)
-
-
-def key_ring_from_env(environ: Mapping[str, str] | None = None) -> KeyRing | None:
-    """The key ring $ADK_ENCRYPTION_KEYS or $ADK_ENCRYPTION_KEYS_FILE names; None when neither is set."""
-    env = os.environ if environ is None else environ
-    if env.get(KEYS_ENV):
-        return KeyRing.parse(env[KEYS_ENV], source=KEYS_ENV)
-    if env.get(KEYS_FILE_ENV):
-        path = Path(env[KEYS_FILE_ENV])
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise ConfigurationError(f"{KEYS_FILE_ENV}={path}: cannot read it ({e.strerror})") from None
-        return KeyRing.parse(text, source=str(path))
-    return None
-
-
-def new_key_line(key_id: str) -> str:
-    """A fresh ``id:BASE64`` entry: 32 random bytes."""
-    return f"{key_id}:{base64.b64encode(secrets.token_bytes(32)).decode()}"
+__all__ = [
+    "ENCODING",
+    "KEYS_ENV",
+    "KEYS_FILE_ENV",
+    "KEY_ID",
+    "NONCE_BYTES",
+    "SEALED",
+    "EncryptionCodec",
+    "KeyProvider",
+    "KeyRing",
+    "codec_from_env",
+    "key_ring_from_env",
+    "new_key_line",
+    "open_json",
+    "process_codec",
+    "seal_json",
+]
 
 
 class EncryptionCodec(PayloadCodec):
