@@ -52,9 +52,10 @@ class Promotion:
 
 
 async def promote(client: Client, version: WorkerVersion, *, timeout: float = SET_CURRENT_TIMEOUT_SECONDS) -> Promotion:
-    """Make ``version`` current and wake every open conversation so the idle ones move to it now."""
+    """Make ``version`` current and wake the deployment's open conversations on other versions, so the
+    idle ones move to it now."""
     routed = await set_current_version(client, version, timeout=timeout)
-    nudged, failed = await nudge_conversations(client)
+    nudged, failed = await nudge_conversations(client, version)
     return Promotion(version=version, nudged=nudged, failed=failed, routed=routed)
 
 
@@ -108,8 +109,19 @@ async def routing_propagated(client: Client, version: WorkerVersion, *, timeout:
         await asyncio.sleep(0.1)
 
 
-async def nudge_conversations(client: Client) -> tuple[int, int]:
-    """Signal ``check_version`` to every open conversation; returns (signalled, not reached)."""
+def conversations_to_move(version: WorkerVersion) -> str:
+    """The visibility query for the open conversations of ``version``'s deployment that run on
+    another of its versions: only they have somewhere to move, so a promotion signals them and not
+    the whole namespace (other deployments' conversations, or those already on ``version``)."""
+    return (
+        f'{OPEN_CONVERSATIONS} AND TemporalWorkerDeployment="{version.deployment_name}" '
+        f'AND TemporalWorkerDeploymentVersion!="{version}"'
+    )
+
+
+async def nudge_conversations(client: Client, version: WorkerVersion) -> tuple[int, int]:
+    """Signal ``check_version`` to the open conversations that can move to ``version``; returns
+    (signalled, not reached)."""
     semaphore = asyncio.Semaphore(NUDGE_CONCURRENCY)
 
     async def nudge(workflow_id: str) -> bool:
@@ -120,7 +132,7 @@ async def nudge_conversations(client: Client) -> tuple[int, int]:
             except RPCError:
                 return False  # it ended meanwhile: its next message starts it on the current version
 
-    ids = [w.id async for w in client.list_workflows(OPEN_CONVERSATIONS)]
+    ids = [w.id async for w in client.list_workflows(conversations_to_move(version))]
     reached = await asyncio.gather(*(nudge(i) for i in ids))
     return sum(reached), len(reached) - sum(reached)
 
