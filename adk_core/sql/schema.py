@@ -172,6 +172,8 @@ eval_trials = sa.Table(
     sa.Column("session_user_id", sa.Text, nullable=True),
     sa.Column("session_id", sa.Text, nullable=True),
     sa.Column("record_time", sa.Double, nullable=False),
+    # What the trial's streaming metrics measured (adk_core.eval.streaming), by name (migration 0007).
+    sa.Column("measurements", JSONB, nullable=False, server_default=_EMPTY_OBJECT),
     sa.ForeignKeyConstraint(["run_id"], ["adk_eval_runs.run_id"], name="adk_eval_trials_run_fkey", ondelete="CASCADE"),
 )
 
