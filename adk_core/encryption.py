@@ -231,3 +231,17 @@ def seal_state(state: Mapping[str, Any], sealer: Sealer | None) -> dict[str, Any
 def open_state(state: Mapping[str, Any] | None, sealer: Sealer | None) -> dict[str, Any]:
     """A stored state's values decrypted (values written before encryption was on read as they are)."""
     return {k: open_value(v, sealer) for k, v in (state or {}).items()}
+
+
+FROM_ENV = "env"
+"""A store's default ``sealer``: this process's keys (``process_sealer``), so every store a worker or a
+client opens encrypts once keys are configured, without each caller passing them."""
+
+
+def resolve_sealer(sealer: Sealer | None | str) -> Sealer | None:
+    """A store's ``sealer`` argument: a Sealer, None (never encrypt) or FROM_ENV."""
+    if sealer == FROM_ENV:
+        return process_sealer()
+    if sealer is None or isinstance(sealer, Sealer):
+        return sealer
+    raise ConfigurationError(f"sealer={sealer!r}: pass a Sealer, None (no encryption) or {FROM_ENV!r} (the environment's keys)")

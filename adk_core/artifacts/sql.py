@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -17,6 +18,7 @@ from adk_core.artifacts.base import (
     scope_session_id,
     validate_filename,
 )
+from adk_core.encryption import FROM_ENV, Sealer, is_sealed, open_json_text, open_text, resolve_sealer
 from adk_core.ids import validate_session_key
 from adk_core.runtime import wall_clock
 from adk_core.sql import SqlStore, dumps_model, jsonb, store_errors
@@ -36,6 +38,10 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
         url_or_engine: a ``postgresql+psycopg://`` URL, or an ``AsyncEngine`` the caller owns.
         max_artifact_bytes: the largest inline data or text one version may hold.
         engine_kwargs: passed to ``create_async_engine`` when a URL is given.
+        sealer: encrypts every version saved (``adk_core.encryption``): by default this process's
+            keys when configured. Encrypted, ``data``, ``text``, ``file_uri`` and ``part`` are sealed;
+            the ids, filename, version, mime type and time stay in clear. A sealed ``part`` marks
+            the row as sealed, so versions saved before keys were configured read as they are.
     """
 
     def __init__(
@@ -44,9 +50,11 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
         *,
         max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
         engine_kwargs: dict[str, Any] | None = None,
+        sealer: Sealer | None | str = FROM_ENV,
     ) -> None:
         super().__init__(url_or_engine, engine_kwargs)
         self.max_artifact_bytes = max_artifact_bytes
+        self._sealer = resolve_sealer(sealer)
 
     @store_errors
     async def save_artifact(
@@ -60,6 +68,14 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
         if rest.inline_data is not None:
             rest.inline_data.data = b""
         part_json = dumps_model(rest, f"artifact {filename!r}")
+        data = artifact.inline_data.data if artifact.inline_data is not None else None
+        text, file_uri = artifact.text, (artifact.file_data.file_uri if artifact.file_data is not None else None)
+        if self._sealer is not None:
+            sealer = self._sealer
+            part_json = sealer.seal_json(part_json)
+            data = sealer.seal(data) if data is not None else None
+            text = sealer.seal_text(text) if text is not None else None
+            file_uri = sealer.seal_text(file_uri) if file_uri is not None else None
         key = _key(app_name, user_id, session_id, filename)
         lock_key = sa.func.hashtextextended(
             sa.func.jsonb_build_array(*[sa.literal(v, sa.Text) for v in key]).cast(sa.Text), 0
@@ -81,9 +97,9 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
                 mime_type=artifact.inline_data.mime_type
                 if artifact.inline_data is not None
                 else (file_data.mime_type if file_data is not None else None),
-                data=artifact.inline_data.data if artifact.inline_data is not None else None,
-                text=artifact.text,
-                file_uri=file_data.file_uri if file_data is not None else None,
+                data=data,
+                text=text,
+                file_uri=file_uri,
                 part=jsonb(part_json),
                 create_time=wall_clock(),
             )
@@ -100,7 +116,9 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
         key = _key(app_name, user_id, session_id, filename)
         if version is not None and version < 0:
             return None
-        query = sa.select(sa.cast(artifacts.c.part, sa.Text), artifacts.c.data, artifacts.c.text).where(
+        query = sa.select(
+            sa.cast(artifacts.c.part, sa.Text), artifacts.c.data, artifacts.c.text, artifacts.c.file_uri
+        ).where(
             *_where(key)
         )
         if version is None:
@@ -111,10 +129,17 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
             row = (await conn.execute(query)).first()
         if row is None:
             return None
-        part_json, data, text = row
+        part_json, data, text, file_uri = row
+        stored = json.loads(part_json)
+        if is_sealed(stored):  # then every value column of the row is sealed
+            part_json = open_json_text(stored, self._sealer) or part_json
+            data = self._sealer.open(bytes(data)) if self._sealer is not None and data is not None else data
+            text, file_uri = open_text(text, self._sealer), open_text(file_uri, self._sealer)
         part = Part.model_validate_json(part_json)
         if data is not None and part.inline_data is not None:
             part.inline_data.data = bytes(data)
+        if file_uri is not None and part.file_data is not None:
+            part.file_data.file_uri = file_uri
         part.text = text
         return part
 

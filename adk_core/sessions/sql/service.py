@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from adk_core.encryption import FROM_ENV, Sealer, open_json_text, open_state, resolve_sealer, seal_state
 from adk_core.errors import AlreadyExistsError, SessionNotFoundError
 from adk_core.ids import validate_id, validate_session_key
 from adk_core.runtime import random_id, wall_clock
@@ -69,6 +70,13 @@ class DatabaseSessionService(SqlStore, SessionService):
         clock: seconds since the epoch, used for create/update times of sessions.
         id_factory: makes ids for sessions created without one.
         engine_kwargs: passed to ``create_async_engine`` when a URL is given (pool size etc.).
+        sealer: encrypts what is stored (``adk_core.encryption``): by default this process's keys
+            (ADK_ENCRYPTION_KEYS / _FILE) when configured, else nothing; None never encrypts.
+
+    Encrypted, an event's JSON is stored as ``{"id", "invocation_id", "author", "branch",
+    "timestamp", "adk_sealed"}`` (the fields its columns hold anyway, in clear) and state values are
+    sealed one by one under their keys (so ``||`` still merges key by key). AES-GCM is randomized,
+    so jsonb never finds a repeat equal: the stored event is decrypted and compared here instead.
     """
 
     def __init__(
@@ -78,8 +86,10 @@ class DatabaseSessionService(SqlStore, SessionService):
         clock: Callable[[], float] = wall_clock,
         id_factory: Callable[[], str] = random_id,
         engine_kwargs: dict[str, Any] | None = None,
+        sealer: Sealer | None | str = FROM_ENV,
     ) -> None:
         super().__init__(url_or_engine, engine_kwargs)
+        self._sealer = resolve_sealer(sealer)
         self._clock = clock
         self._new_id = id_factory
 
@@ -101,8 +111,8 @@ class DatabaseSessionService(SqlStore, SessionService):
             "user": user_id,
             "sid": session_id,
             "now": self._clock(),
-            "state_json": dumps(session_state, "session state"),
-            **_shared_state_params(app_delta, user_delta),
+            "state_json": _state_json(session_state, "session state", self._sealer),
+            **_shared_state_params(app_delta, user_delta, self._sealer),
         }
         async with self._engine.begin() as conn:
             if (await conn.execute(q.CREATE_SESSION, params)).first() is None:
@@ -112,7 +122,7 @@ class DatabaseSessionService(SqlStore, SessionService):
                 )
             await _merge_shared_state(conn, params)
             row = (await conn.execute(q.GET_SESSION, params)).one()
-        return _to_session(row, [])
+        return self._to_session(row, [])
 
     @store_errors
     async def get_session(
@@ -142,7 +152,7 @@ class DatabaseSessionService(SqlStore, SessionService):
             row = (await conn.execute(query, params)).first()
         if row is None:
             return None
-        return _to_session(row, [] if no_events else _EVENT_LIST.validate_json(row.events))
+        return self._to_session(row, [] if no_events else self._read_events(row.events))
 
     @store_errors
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
@@ -150,7 +160,7 @@ class DatabaseSessionService(SqlStore, SessionService):
         query = q.LIST_APP_SESSIONS if user_id is None else q.LIST_USER_SESSIONS
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query, {"app": app_name, "user": user_id})).all()
-        return ListSessionsResponse(sessions=[_to_session(row, []) for row in rows])
+        return ListSessionsResponse(sessions=[self._to_session(row, []) for row in rows])
 
     @store_errors
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -198,8 +208,8 @@ class DatabaseSessionService(SqlStore, SessionService):
         while True:
             runs = _runs_of_plain_events(events) if len(events) > 1 else [events]
             statements = [
-                (_APPEND_PLAIN_SQL, _plain_events_params(session, run)) if len(run) > 1
-                else _single_append(_append_params(session, run[0]))
+                (_APPEND_PLAIN_SQL, _plain_events_params(session, run, self._sealer)) if len(run) > 1
+                else _single_append(_append_params(session, run[0], self._sealer))
                 for run in runs
             ]
             try:
@@ -241,7 +251,7 @@ class DatabaseSessionService(SqlStore, SessionService):
             ids = set()
             for text in stored:
                 event_id = json.loads(text)["id"]
-                check_repeat(text, by_id[event_id])  # raises on a real conflict: rolled back
+                check_repeat(self._opened(text), by_id[event_id])  # raises on a real conflict: rolled back
                 ids.add(event_id)
             if len(run) > 1:
                 raise _StoredAlready(ids)
@@ -253,22 +263,45 @@ class DatabaseSessionService(SqlStore, SessionService):
         async with self._engine.connect() as conn:
             stored = (await conn.execute(q.EVENT_JSON, params)).scalar_one_or_none()
         if stored is not None:
-            check_repeat(stored, event)
+            check_repeat(self._opened(stored), event)
+
+    def _opened(self, stored_json: str) -> str:
+        """A stored event's JSON, decrypted when it is sealed."""
+        return open_json_text(json.loads(stored_json), self._sealer) or stored_json
+
+    def _read_events(self, events_json: str) -> list[Event]:
+        if self._sealer is None and '"adk_sealed"' not in events_json:
+            return _EVENT_LIST.validate_json(events_json)  # the plain fast path: one parse
+        return [Event.model_validate_json(self._opened(json.dumps(e))) for e in json.loads(events_json)]
+
+    def _to_session(self, row: sa.Row[*tuple[Any, ...]], loaded: list[Event]) -> Session:
+        return Session(
+            id=row.id,
+            app_name=row.app_name,
+            user_id=row.user_id,
+            state=merge_state(
+                open_state(row.app_state, self._sealer),
+                open_state(row.user_state, self._sealer),
+                open_state(row.state, self._sealer),
+            ),
+            events=loaded,
+            last_update_time=row.update_time,
+        )
 
     @store_errors
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         validate_id("app name", app_name)
         validate_id("user id", user_id)
         async with self._engine.connect() as conn:
-            return (
-                await conn.execute(q.USER_STATE, {"app": app_name, "user": user_id})
-            ).scalar_one_or_none() or {}
+            state = (await conn.execute(q.USER_STATE, {"app": app_name, "user": user_id})).scalar_one_or_none()
+        return open_state(state, self._sealer)
 
     @store_errors
     async def get_app_state(self, *, app_name: str) -> dict[str, Any]:
         validate_id("app name", app_name)
         async with self._engine.connect() as conn:
-            return (await conn.execute(q.APP_STATE, {"app": app_name})).scalar_one_or_none() or {}
+            state = (await conn.execute(q.APP_STATE, {"app": app_name})).scalar_one_or_none()
+        return open_state(state, self._sealer)
 
 
 class _StoredAlready(Exception):
@@ -288,7 +321,28 @@ def _row_ids(run: list[Event], row: tuple[Any, ...]) -> tuple[set[str], set[str]
     return set(inserted or ()), set(existing or ())
 
 
-def _append_params(session: Session, event: Event) -> dict[str, Any]:
+def _event_json(event: Event, sealer: Sealer | None) -> str:
+    """An event's stored JSON: plain, or sealed with the fields its columns hold in clear beside it."""
+    text = dumps_model(stored_form(event), f"event {event.id!r}")
+    if sealer is None:
+        return text
+    return sealer.seal_json(
+        text,
+        id=event.id,
+        invocation_id=event.invocation_id,
+        author=event.author,
+        branch=event.branch,
+        timestamp=event.timestamp,
+    )
+
+
+def _state_json(state: dict[str, Any], what: str, sealer: Sealer | None) -> str:
+    """State as stored: checked as plain JSON first (a NaN or a NUL is refused by name), then sealed."""
+    text = dumps(state, what)
+    return text if sealer is None else dumps(seal_state(state, sealer), what)
+
+
+def _append_params(session: Session, event: Event, sealer: Sealer | None) -> dict[str, Any]:
     app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
     params: dict[str, Any] = {
         "app": session.app_name,
@@ -300,11 +354,11 @@ def _append_params(session: Session, event: Event) -> dict[str, Any]:
         "by": event.author,
         "on_branch": event.branch,
         "at": event.timestamp,
-        "event_json": dumps_model(stored_form(event), f"event {event.id!r}"),
-        **_shared_state_params(app_delta, user_delta),
+        "event_json": _event_json(event, sealer),
+        **_shared_state_params(app_delta, user_delta, sealer),
     }
     if session_delta:
-        params["session_json"] = dumps(session_delta, "state delta")
+        params["session_json"] = _state_json(session_delta, "state delta", sealer)
     return params
 
 
@@ -321,8 +375,8 @@ def _runs_of_plain_events(events: list[Event]) -> list[list[Event]]:
     return runs
 
 
-def _plain_events_params(session: Session, events: list[Event]) -> dict[str, Any]:
-    stored = ",".join(dumps_model(stored_form(e), f"event {e.id!r}") for e in events)
+def _plain_events_params(session: Session, events: list[Event], sealer: Sealer | None) -> dict[str, Any]:
+    stored = ",".join(_event_json(e, sealer) for e in events)
     return {
         "app": session.app_name,
         "user": session.user_id,
@@ -356,21 +410,13 @@ async def _merge_shared_state(conn: AsyncConnection, params: dict[str, Any]) -> 
         await conn.execute(q.MERGE_USER_STATE, params)
 
 
-def _shared_state_params(app_delta: dict[str, Any], user_delta: dict[str, Any]) -> dict[str, str]:
+def _shared_state_params(
+    app_delta: dict[str, Any], user_delta: dict[str, Any], sealer: Sealer | None
+) -> dict[str, str]:
     params = {}
     if app_delta:
-        params["app_json"] = dumps(app_delta, "app: state")
+        params["app_json"] = _state_json(app_delta, "app: state", sealer)
     if user_delta:
-        params["user_json"] = dumps(user_delta, "user: state")
+        params["user_json"] = _state_json(user_delta, "user: state", sealer)
     return params
 
-
-def _to_session(row: sa.Row[*tuple[Any, ...]], loaded: list[Event]) -> Session:
-    return Session(
-        id=row.id,
-        app_name=row.app_name,
-        user_id=row.user_id,
-        state=merge_state(row.app_state or {}, row.user_state or {}, row.state),
-        events=loaded,
-        last_update_time=row.update_time,
-    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import AsyncIterator
 
@@ -9,6 +10,7 @@ import pytest
 import pytest_asyncio
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adk_core.encryption import KEYS_ENV, KEYS_FILE_ENV
 from adk_core.sql import migrate
 
 
@@ -33,12 +35,28 @@ def app_name() -> str:
     return f"app-{uuid.uuid4().hex[:8]}"
 
 
-@pytest.fixture(params=["in_memory", pytest.param("postgres", marks=pytest.mark.integration)])
-def backend(request: pytest.FixtureRequest) -> tuple[str, str | None]:
-    """Runs a test on both backends: ("in_memory", None) or ("postgres", the migrated database URL).
+SEALED_KEYS = "contract-k1:" + base64.b64encode(bytes(range(32))).decode()
+"""The key ring the "postgres_sealed" backend runs under (fixed: these tests check behaviour, not secrecy)."""
+
+
+@pytest.fixture(
+    params=[
+        "in_memory",
+        pytest.param("postgres", marks=pytest.mark.integration),
+        pytest.param("postgres_sealed", marks=pytest.mark.integration),
+    ]
+)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str | None]:
+    """Runs a test on every backend: ("in_memory", None), or ("postgres", the migrated database URL)
+    in clear and encrypted at rest (the stores take the environment's keys, as in a worker).
 
     Sync on purpose: the in-memory run must not start Postgres, so the URL is fetched lazily here.
     """
-    if request.param == "postgres":
-        return "postgres", request.getfixturevalue("migrated_url")
-    return "in_memory", None
+    if request.param == "in_memory":
+        return "in_memory", None
+    monkeypatch.delenv(KEYS_FILE_ENV, raising=False)
+    if request.param == "postgres_sealed":
+        monkeypatch.setenv(KEYS_ENV, SEALED_KEYS)
+    else:
+        monkeypatch.delenv(KEYS_ENV, raising=False)
+    return "postgres", request.getfixturevalue("migrated_url")
