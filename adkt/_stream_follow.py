@@ -1,29 +1,39 @@
 """Following a turn's partial events: the client side of activities/streaming.py.
 
-``StreamFollower`` LISTENs on the turn's channel and reads its new rows of ``adk_stream_chunks``;
-``TurnMerge`` puts those partials among the turn's committed events in the order the in-process
-Runner yields them, and turns a retried model call into one reset partial (is_stream_reset) instead
-of duplicated text. docs/durability.md ("Streaming") describes what a client sees.
+``StreamFollower`` waits for the NOTIFY on the turn's channel and reads its new rows of
+``adk_stream_chunks``; ``TurnMerge`` puts those partials among the turn's committed events in the
+order the in-process Runner yields them, and turns a retried model call into one reset partial
+(is_stream_reset) instead of duplicated text. docs/durability.md ("Streaming") describes what a
+client sees.
+
+Followers share a ``StreamHub`` per process and database: one LISTEN connection (adkt/listener.py)
+and a small pool for reading rows, so a server following hundreds of turns holds a handful of
+Postgres connections, not one per turn (docs/web.md, "Streams").
 """
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_core.errors import ConfigurationError
-from adk_core.sql import postgres_url
+from adk_core.sql import open_engine
+from adk_core.sql.schema import stream_chunks
 from adk_core.types import Event
 from adk_temporal.activities.streaming import STREAM_RESET, channel_name, is_stream_reset
 from adk_temporal.encryption import open_json, process_codec
+from adkt.listener import NotifyListener, Subscription
 
-_READ = (
-    "SELECT id, call, attempt, after_events, kind, event FROM adk_stream_chunks "
-    "WHERE stream_id = %s AND id > %s ORDER BY id"
-)
+READ_POOL_SIZE, READ_POOL_OVERFLOW = 4, 4
+"""Connections a hub reads rows on: each read is one short query, so a few serve hundreds of streams."""
+READ_POOL_TIMEOUT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -36,39 +46,94 @@ class Chunk:
     event: Event
 
 
+class StreamHub:
+    """What a process follows streams with: one LISTEN connection and a small pool to read rows on."""
+
+    def __init__(self, database_url: str, *, listener: NotifyListener | None = None) -> None:
+        self.listener = listener or NotifyListener(database_url)
+        self.engine: AsyncEngine = open_engine(
+            database_url, pool_size=READ_POOL_SIZE, max_overflow=READ_POOL_OVERFLOW,
+            pool_timeout=READ_POOL_TIMEOUT_SECONDS,
+        )  # fmt: skip
+        self.closed = False
+
+    @classmethod
+    def shared(cls, database_url: str) -> StreamHub:
+        """This process's hub on ``database_url`` (one per event loop and database)."""
+        hubs = _hubs.setdefault(asyncio.get_running_loop(), {})
+        hub = hubs.get(database_url)
+        if hub is None or hub.closed:
+            hub = hubs[database_url] = cls(database_url)
+        return hub
+
+    def follow(self, stream_id: str) -> StreamFollower:
+        return StreamFollower(None, stream_id, hub=self)
+
+    async def close(self) -> None:
+        """Close the LISTEN connection (open followers fail) and the read pool."""
+        self.closed = True
+        await self.listener.close()
+        await self.engine.dispose()
+
+
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, StreamHub]] = weakref.WeakKeyDictionary()
+
+
+async def close_stream_hubs() -> None:
+    """Close this event loop's shared hubs (at server shutdown)."""
+    hubs = _hubs.pop(asyncio.get_running_loop(), {})
+    await asyncio.gather(*(hub.close() for hub in hubs.values()))
+
+
 class StreamFollower:
     """Reads one stream's rows in commit order, and waits for the NOTIFY that says there are more.
 
-    One connection of its own (autocommit: a LISTEN inside a transaction would wait for its end).
+    ``async with StreamFollower(database_url, stream_id)`` follows on the process's shared hub;
+    ``hub.follow(stream_id)`` on a given one. Entering returns once the channel is LISTENed, so
+    entering before the message is sent misses no notification of the turn; a notification the
+    hub lost (a reconnect) only delays the next read, which takes every row after the last read.
     """
 
-    def __init__(self, database_url: str, stream_id: str) -> None:
-        url = postgres_url(database_url).set(drivername="postgresql")
-        self._conninfo = url.render_as_string(hide_password=False)
+    def __init__(self, database_url: str | None, stream_id: str, *, hub: StreamHub | None = None) -> None:
+        if hub is None and database_url is None:
+            raise ConfigurationError("StreamFollower needs a database URL or a StreamHub")
+        self._database_url = database_url
+        self._hub = hub
         self._stream_id = stream_id
         self._cursor = 0
-        self._conn: psycopg.AsyncConnection[Any] | None = None
-
-    async def __aenter__(self) -> StreamFollower:
-        self._conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-        # Listening before the message is sent: no notification of the turn can be missed.
-        await self._conn.execute(f"LISTEN {channel_name(self._stream_id)}")
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._conn is not None:
-            await self._conn.close()
+        self._subscribing: Any = None
+        self._subscription: Subscription | None = None
 
     @property
-    def conn(self) -> psycopg.AsyncConnection[Any]:
-        assert self._conn is not None, "use StreamFollower as an async context manager"
-        return self._conn
+    def hub(self) -> StreamHub:
+        if self._hub is None:
+            assert self._database_url is not None
+            self._hub = StreamHub.shared(self._database_url)
+        return self._hub
+
+    async def __aenter__(self) -> StreamFollower:
+        self._subscribing = self.hub.listener.subscribe(channel_name(self._stream_id))
+        self._subscription = await self._subscribing.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._subscribing is not None:
+            await self._subscribing.__aexit__(*exc)
 
     async def read(self) -> list[Chunk]:
         """The rows committed since the last read, in id order (ids commit in order within a stream)."""
+        query = (
+            sa.select(stream_chunks.c.id, stream_chunks.c.call, stream_chunks.c.attempt, stream_chunks.c.after_events,
+                      stream_chunks.c.kind, stream_chunks.c.event)
+            .where(stream_chunks.c.stream_id == self._stream_id, stream_chunks.c.id > self._cursor)
+            .order_by(stream_chunks.c.id)
+        )  # fmt: skip
         try:
-            rows = await (await self.conn.execute(_READ, (self._stream_id, self._cursor))).fetchall()
-        except psycopg.errors.UndefinedTable:
+            async with self.hub.engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+        except sa.exc.ProgrammingError as e:
+            if not isinstance(e.orig, psycopg.errors.UndefinedTable):
+                raise
             raise ConfigurationError(
                 "the sessions database has no adk_stream_chunks table: migrate it (`adkt migrate`, or start a "
                 "worker of this version, which migrates on start)"
@@ -79,13 +144,15 @@ class StreamFollower:
         return [Chunk(r[0], r[1], r[2], r[3], r[4], Event.model_validate(open_json(r[5], codec))) for r in rows]
 
     async def wait(self, timeout: float) -> None:
-        """Return when a notification arrives (or was received while not waiting), or after ``timeout``."""
-        async for _ in self.conn.notifies(timeout=timeout, stop_after=1):
-            pass
+        """Return when a notification arrives (or arrived while not waiting), or after ``timeout``.
+        Raises ListenerUnavailableError when the hub can no longer listen."""
+        assert self._subscription is not None, "use StreamFollower as an async context manager"
+        await self._subscription.get(timeout)
 
     async def delete(self) -> None:
         """Drop the stream's rows: the turn is over and its committed events replace its partials."""
-        await self.conn.execute("DELETE FROM adk_stream_chunks WHERE stream_id = %s", (self._stream_id,))
+        async with self.hub.engine.begin() as conn:
+            await conn.execute(stream_chunks.delete().where(stream_chunks.c.stream_id == self._stream_id))
 
 
 @dataclass
