@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.agents.llm_agent import LlmAgent
     from adk_core.app import App
     from adk_core.eval import CaseApps, EvalCase
+    from adk_core.eval.host import EventListener
     from adk_core.ids import MAX_ID_LENGTH
     from adk_core.runner import Runner
     from adk_core.runtime import Runtime
@@ -44,7 +45,13 @@ EVAL_USER_ID = "eval-user"
 MAX_LLM_CALLS = 500
 
 
-def storage_app_name(registered: str, run_id: str, trial: int) -> str:
+def trial_key(trial: int, attempt: int = 0) -> str:
+    """What names a trial's sessions: ``<trial>``, or ``<trial>.<attempt>`` when a resumed suite runs
+    it again (the cancelled attempt's sessions keep their events; a new attempt starts clean)."""
+    return f"{trial}.{attempt}" if attempt else str(trial)
+
+
+def storage_app_name(registered: str, run_id: str, trial: int | str) -> str:
     """``<registered>@<run>/<trial>``; hashed down when that is longer than an id may be."""
     name = f"{registered}@{run_id}/{trial}"
     if len(name) <= MAX_ID_LENGTH:
@@ -80,23 +87,38 @@ class _TrialInvoker(DurableInvoker):
             runtime=self.runtime,
         )
 
-    async def run(self, message: Content, state_delta: dict[str, Any] | None) -> list[Event]:
-        events: list[Event] = []
+    async def run(self, message: Content, state_delta: dict[str, Any] | None,
+                  on_event: EventListener | None = None) -> list[Event]:  # fmt: skip
+        events: list[Event] = _Heard(on_event) if on_event is not None else []
         await self.invoke(message, state_delta=state_delta, max_llm_calls=MAX_LLM_CALLS, events=events)
         return [e for e in events if not e.partial]
+
+
+class _Heard(list[Event]):
+    """The list DurableInvoker.invoke appends each event to as it comes: telling ``on_event`` at
+    that moment is what lets streaming metrics time them (``workflow.now()`` of that task)."""
+
+    def __init__(self, on_event: EventListener) -> None:
+        super().__init__()
+        self._on_event = on_event
+
+    def append(self, event: Event) -> None:
+        super().append(event)
+        self._on_event(event)
 
 
 class DurableCaseHost:
     """One trial of ``case`` in the current workflow (adk_core.eval.CaseHost)."""
 
-    def __init__(self, case: EvalCase, apps: CaseApps, *, run_id: str, trial: int) -> None:
+    def __init__(self, case: EvalCase, apps: CaseApps, *, run_id: str, trial: int, attempt: int = 0) -> None:
         self.case = case
         self.apps = apps
         isolate = not uses_child_workflows(apps.system.root_agent)
+        named = trial_key(trial, attempt)
 
         def key(app: App, session: str) -> c.SessionKey:
-            app_name = storage_app_name(app.name, run_id, trial) if isolate else app.name
-            return c.SessionKey(app_name=app_name, user_id=EVAL_USER_ID, session_id=f"{run_id}/{trial}/{session}")
+            app_name = storage_app_name(app.name, run_id, named) if isolate else app.name
+            return c.SessionKey(app_name=app_name, user_id=EVAL_USER_ID, session_id=f"{run_id}/{named}/{session}")
 
         self._main = _TrialInvoker(apps.system, key(apps.system, "main"))
         self._users = _TrialInvoker(apps.users, key(apps.users, "users"))
@@ -120,8 +142,9 @@ class DurableCaseHost:
         assert self._users.session is not None
         return self._users.session
 
-    async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Event]:
-        return await self._main.run(message, state_delta)
+    async def run_system(self, message: Content, state_delta: dict[str, Any] | None,
+                         on_event: EventListener | None = None) -> list[Event]:  # fmt: skip
+        return await self._main.run(message, state_delta, on_event)
 
     async def run_user_agent(self, agent: BaseAgent, message: Content) -> list[Event]:
         await self._user_session()

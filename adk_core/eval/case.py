@@ -16,6 +16,7 @@ from .bridge import Bridge
 from .metrics.base import Metric, check_metrics
 from .mocks import ToolMocks, validate_tool_mocks
 from .scopes import flatten_scoped
+from .streaming import DEFAULT_STREAMING_METRICS, StreamingMetric
 from .termination import TerminateWhen
 from .user_agents import UserAgents
 
@@ -43,6 +44,8 @@ class EvalCase:
         terminate_when: stop conditions (default: 20 turns).
         metrics: scored on the final trace, also after a terminated run.
         trials: how many independent runs (for pass^k).
+        streaming_metrics: what to measure while it runs (adk_core.eval.streaming; default: time to
+            first response, tool latency, tokens, cost); values in ``EvalResult.measurements``.
 
     Cases are compared by identity: the apps built for a case (adk_core.eval.apps) are cached per
     case object, which is what lets a durable worker rebuild its interception rule by name.
@@ -59,6 +62,7 @@ class EvalCase:
     terminate_when: TerminateWhen = DEFAULT_TERMINATE_WHEN
     metrics: Sequence[Metric] = ()
     trials: int = 1
+    streaming_metrics: Sequence[StreamingMetric] = DEFAULT_STREAMING_METRICS
 
     def __post_init__(self) -> None:
         validate_id("eval case name", self.name)
@@ -77,6 +81,12 @@ class EvalCase:
         self.user_agents.all()  # distinct names
         flatten_scoped(self.initial_state)
         check_metrics(self.metrics, where=f"EvalCase {self.name!r} metrics")
+        names = [getattr(m, "name", None) for m in self.streaming_metrics]
+        if not all(isinstance(m, StreamingMetric) for m in self.streaming_metrics) or len(set(names)) != len(names):
+            raise ConfigurationError(
+                f"EvalCase {self.name!r}: streaming_metrics must be StreamingMetrics (a name and watch()) with "
+                f"distinct names, got {list(self.streaming_metrics)!r}; see adk_core.eval.streaming"
+            )
 
     @property
     def app(self) -> App:

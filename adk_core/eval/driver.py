@@ -43,6 +43,7 @@ from .results import (
 )
 from .scopes import ScopedView
 from .state_change import changes_in, merge_changes, state_delta_for, unwrap
+from .streaming import Watchers
 from .termination import matches
 from .trace import Trace
 from .user_agents import ends_conversation, user_agent_output
@@ -85,6 +86,8 @@ async def drive_case(case: EvalCase, host: CaseHost, *, trial: int = 0) -> EvalR
     status: Status | None = None
     reason: TerminationReason | None = None
     error: EvalError | None = None
+    # Streaming metrics see each system event as the host's runner yields it (adk_core.eval.streaming).
+    watchers = Watchers(case.streaming_metrics, runtime.now)
     try:
         try:
             await host.start(initial_state=case.initial_state_flat())
@@ -102,7 +105,8 @@ async def drive_case(case: EvalCase, host: CaseHost, *, trial: int = 0) -> EvalR
                 status, reason = "terminated", "max_duration"
                 break
             try:
-                await host.run_system(message, delta)
+                watchers.turn_start()
+                await host.run_system(message, delta, on_event=watchers.see)
             except Exception as e:  # noqa: BLE001
                 raise _Failed("system", e) from e
             turns += 1
@@ -150,6 +154,7 @@ async def drive_case(case: EvalCase, host: CaseHost, *, trial: int = 0) -> EvalR
         termination_reason=reason,
         trial=trial,
         session=SessionRef(app_name=final.app_name, user_id=final.user_id, session_id=final.id) if final else None,
+        measurements=watchers.values(),
     )
 
 

@@ -10,8 +10,9 @@ Contract for a host:
   - ``runtime``: the clock and ids of the loop (``workflow.now()`` / ``workflow.uuid4()`` when durable);
   - ``start(initial_state)``: create the trial's fresh main session with that state and an empty
     user-agent session (other trials and cases never share them);
-  - ``run_system(message, state_delta)``: one invocation of ``case_apps(case).system`` on the main
-    session; returns its non-partial events; raises what the run raised;
+  - ``run_system(message, state_delta, on_event)``: one invocation of ``case_apps(case).system`` on
+    the main session; calls ``on_event`` (when given) with every event the moment the runner yields
+    it (streaming metrics time them); returns its non-partial events; raises what the run raised;
   - ``run_user_agent(agent, message)``: one invocation of that user agent (the root of its own
     Runner, app ``case_apps(case).users``) on the shared user-agent session. May be called
     concurrently for several agents (parallel tool yields);
@@ -23,6 +24,7 @@ Contract for a host:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..agents.base import BaseAgent
@@ -36,6 +38,9 @@ from ..types import Content, Event
 from .apps import CaseApps, case_apps
 from .case import EvalCase
 
+EventListener = Callable[[Event], None]
+"""Called with each event of a system turn as the runner yields it."""
+
 EVAL_USER_ID = "eval-user"
 MAIN_SESSION_ID = "main"
 USER_AGENTS_SESSION_ID = "user-agents"
@@ -47,7 +52,9 @@ class CaseHost(Protocol):
 
     async def start(self, *, initial_state: dict[str, Any]) -> None: ...
 
-    async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Event]: ...
+    async def run_system(
+        self, message: Content, state_delta: dict[str, Any] | None, on_event: EventListener | None = None
+    ) -> list[Event]: ...
 
     async def run_user_agent(self, agent: BaseAgent, message: Content) -> list[Event]: ...
 
@@ -58,12 +65,17 @@ class CaseHost(Protocol):
     async def run_judge(self, agent: LlmAgent, message: Content) -> list[Event]: ...
 
 
-async def _collect(runner: Runner, user_id: str, session_id: str, message: Content, state_delta: Any = None) -> list[Event]:
-    return [
-        e
-        async for e in runner.run_async(user_id=user_id, session_id=session_id, new_message=message, state_delta=state_delta)
-        if not e.partial
-    ]
+async def _collect(
+    runner: Runner, user_id: str, session_id: str, message: Content, state_delta: Any = None,
+    on_event: EventListener | None = None,
+) -> list[Event]:
+    events = []
+    async for e in runner.run_async(user_id=user_id, session_id=session_id, new_message=message, state_delta=state_delta):
+        if on_event is not None:
+            on_event(e)
+        if not e.partial:
+            events.append(e)
+    return events
 
 
 class LocalCaseHost:
@@ -105,8 +117,10 @@ class LocalCaseHost:
             app_name=self.apps.users.name, user_id=self.user_id, session_id=USER_AGENTS_SESSION_ID
         )
 
-    async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Event]:
-        return await _collect(self.system_runner, self.user_id, MAIN_SESSION_ID, message, state_delta)
+    async def run_system(
+        self, message: Content, state_delta: dict[str, Any] | None, on_event: EventListener | None = None
+    ) -> list[Event]:
+        return await _collect(self.system_runner, self.user_id, MAIN_SESSION_ID, message, state_delta, on_event)
 
     async def run_user_agent(self, agent: BaseAgent, message: Content) -> list[Event]:
         runner = self._user_runners.get(agent.name)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from math import comb
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidInputError
 from ..types import Event
 from .metrics.base import MetricResult
+from .streaming import combine_measurements
 
 Status = Literal["passed", "failed", "error", "terminated", "not_evaluated"]
 Phase = Literal["system", "user_agent", "metric"]
@@ -103,6 +104,9 @@ class EvalResult(BaseModel):
     session: SessionRef | None = None
     trials: list[EvalResult] = Field(default_factory=list)
     """Every trial's result (each with its own ``trials`` empty) when the case ran more than one."""
+    measurements: dict[str, Any] = Field(default_factory=dict)
+    """What the case's streaming metrics measured (adk_core.eval.streaming), by name; with several
+    trials, the mean per trial."""
 
     @property
     def passed(self) -> bool:
@@ -144,6 +148,7 @@ def combine_trials(results: Sequence[EvalResult]) -> EvalResult:
             "token_usage": TokenUsage(input=sum(u.input for u in usages), output=sum(u.output for u in usages))
             if usages else None,
             "trials": list(results),
+            "measurements": combine_measurements([r.measurements for r in results]),
         }
     )
 
@@ -163,6 +168,8 @@ class EvalSummary(BaseModel):
     pass_hat_k: float | None = None
     """Mean pass^k over the cases, k = the fewest trials any case ran (None without results)."""
     k: int = 1
+    measurements: dict[str, Any] = Field(default_factory=dict)
+    """The mean over cases of each case's measurements (adk_core.eval.streaming)."""
 
 
 class EvalSuiteResult(BaseModel):
@@ -192,4 +199,5 @@ def summarize(results: Sequence[EvalResult], *, skipped: int = 0) -> EvalSummary
         skipped=skipped,
         pass_hat_k=sum(r.pass_hat(k) for r in results) / len(results) if results else None,
         k=k,
+        measurements=combine_measurements([r.measurements for r in results]),
     )

@@ -30,6 +30,7 @@ from ..sql import SqlStore, dumps, jsonb, store_errors
 from ..sql.schema import eval_cases, eval_runs, eval_trials
 from .metrics.base import MetricResult
 from .results import EvalError, EvalResult, EvalSummary, SessionRef, TokenUsage, not_evaluated_reason
+from .streaming import combine_measurements, flatten_measurements
 
 RunMode = Literal["durable", "in_process"]
 
@@ -58,11 +59,21 @@ class TrialRecord(BaseModel):
     duration_ms: float = 0.0
     token_usage: TokenUsage | None = None
     session: SessionRef | None = None
+    measurements: dict[str, Any] = Field(default_factory=dict)
+    """What its streaming metrics measured (adk_core.eval.streaming)."""
 
     @property
     def not_evaluated_reason(self) -> str | None:
         """Why the trial is ``not_evaluated`` (None for any other status)."""
         return not_evaluated_reason(self.status, self.metrics)
+
+    def to_result(self) -> EvalResult:
+        """The trial as an EvalResult (no events: they are in its session)."""
+        return EvalResult(
+            name=self.case_name, status=self.status, trial=self.trial, metrics=self.metrics, error=self.error,  # type: ignore[arg-type]
+            termination_reason=self.termination_reason, turns=self.turns, duration_ms=self.duration_ms,  # type: ignore[arg-type]
+            token_usage=self.token_usage, session=self.session, measurements=self.measurements,
+        )
 
     @classmethod
     def from_result(cls, result: EvalResult) -> TrialRecord:
@@ -71,6 +82,7 @@ class TrialRecord(BaseModel):
             case_name=result.name, trial=result.trial, status=result.status, metrics=result.metrics,
             error=result.error, termination_reason=result.termination_reason, turns=result.turns,
             duration_ms=result.duration_ms, token_usage=result.token_usage, session=result.session,
+            measurements=result.measurements,
         )
 
 
@@ -160,6 +172,7 @@ class EvalResultStore(SqlStore):
             "session_app_name": session.app_name if session else None,
             "session_user_id": session.user_id if session else None,
             "session_id": session.session_id if session else None,
+            "measurements": _json(trial.measurements, "eval measurements"),
             "record_time": wall_clock(),
         }
         async with self.engine.begin() as conn:
@@ -191,10 +204,13 @@ class EvalResultStore(SqlStore):
             )
 
     @store_errors
-    async def list_runs(self, *, limit: int = 20) -> list[RunRecord]:
-        """The newest runs first."""
+    async def list_runs(self, *, limit: int = 20, suite: str | None = None) -> list[RunRecord]:
+        """The newest runs first (only those of ``suite``, when given: a trend across runs)."""
+        query = sa.select(eval_runs).order_by(eval_runs.c.start_time.desc()).limit(limit)
+        if suite is not None:
+            query = query.where(eval_runs.c.suite == suite)
         async with self.engine.connect() as conn:
-            rows = (await conn.execute(sa.select(eval_runs).order_by(eval_runs.c.start_time.desc()).limit(limit))).all()
+            rows = (await conn.execute(query)).all()
         return [_run(row) for row in rows]
 
     @store_errors
@@ -238,7 +254,7 @@ def _trial(row: Any) -> TrialRecord:
         metrics={k: MetricResult.model_validate(v) for k, v in (row.metrics or {}).items()},
         error=EvalError.model_validate(row.error) if row.error else None,
         termination_reason=row.termination_reason, turns=row.turns, duration_ms=row.duration_ms,
-        token_usage=_usage(row), session=session,
+        token_usage=_usage(row), session=session, measurements=row.measurements or {},
     )
 
 
@@ -256,6 +272,15 @@ class MetricChange(BaseModel):
     change: Change = "same"
 
 
+class MeasurementChange(BaseModel):
+    """One number a streaming metric measured (dotted path, e.g. ``tool_latency_ms.lookup.mean_ms``),
+    the mean per trial in each run; what counts as worse is the reader's call (lower is not always better)."""
+
+    name: str
+    before: float | None = None
+    after: float | None = None
+
+
 class CaseChange(BaseModel):
     case_name: str
     before: str | None = None
@@ -263,6 +288,11 @@ class CaseChange(BaseModel):
     after: str | None = None
     change: Change = "same"
     metrics: list[MetricChange] = Field(default_factory=list)
+    measurements: list[MeasurementChange] = Field(default_factory=list)
+
+
+def _measured(trials: Sequence[TrialRecord]) -> dict[str, float]:
+    return flatten_measurements(combine_measurements([t.measurements for t in trials]))
 
 
 def _change(before: bool | None, after: bool | None) -> Change:
@@ -315,8 +345,11 @@ def compare_runs(before: RunDetail, after: RunDetail) -> list[CaseChange]:
             passed_b, score_b = metrics_b.get(metric, (None, None))
             metric_changes.append(MetricChange(metric=metric, before=passed_a, after=passed_b, score_before=score_a,
                                                score_after=score_b, change=_change(passed_a, passed_b)))
+        measured_a, measured_b = _measured(before.trials_of(name)), _measured(after.trials_of(name))
+        measured = [MeasurementChange(name=key, before=measured_a.get(key), after=measured_b.get(key))
+                    for key in sorted({*measured_a, *measured_b})]  # fmt: skip
         changes.append(CaseChange(
-            case_name=name, before=status_a, after=status_b, metrics=metric_changes,
+            case_name=name, before=status_a, after=status_b, metrics=metric_changes, measurements=measured,
             change=_change(None if status_a is None else status_a == "passed",
                            None if status_b is None else status_b == "passed"),
         ))

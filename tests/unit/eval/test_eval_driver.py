@@ -163,7 +163,7 @@ class RecordingHost(LocalCaseHost):
         self.calls.append(f"start {sorted(initial_state)}")
         await super().start(initial_state=initial_state)
 
-    async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Any]:
+    async def run_system(self, message: Content, state_delta: dict[str, Any] | None, on_event: Any = None) -> list[Any]:
         self.calls.append(f"system {message.text or 'responses'}")
         return await super().run_system(message, state_delta)
 
@@ -203,7 +203,7 @@ class CarriedError(Exception):
 
 async def test_an_error_that_crossed_a_boundary_keeps_its_type_name() -> None:
     class DurableLikeHost(LocalCaseHost):
-        async def run_system(self, message: Content, state_delta: dict[str, Any] | None) -> list[Any]:
+        async def run_system(self, message: Content, state_delta: dict[str, Any] | None, on_event: Any = None) -> list[Any]:
             raise CarriedError("Tool 'x' was called during eval but no mock was provided.", type="EvalToolError")
 
     case = _case("carried")
