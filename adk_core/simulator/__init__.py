@@ -21,6 +21,7 @@ from .export import (
     SimulatorExport,
     SimulatorReplayPlugin,
     eval_case,
+    export_events,
     export_session,
     export_view,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "Turn",
     "TurnAlreadyAnsweredError",
     "eval_case",
+    "export_events",
     "export_session",
     "export_view",
     "request_payload",

@@ -21,6 +21,7 @@ from ..app import App
 from ..errors import ConfigurationError, EvalToolError
 from ..flow.contents import CONTEXT_HEADER
 from ..plugins.base import BasePlugin
+from ..types import REQUEST_CONFIRMATION_FUNCTION, Event
 from . import rules
 from .errors import SimulatorInputError
 from .models import SessionView, request_payload, to_llm_response
@@ -90,6 +91,48 @@ def export_view(view: SessionView) -> SimulatorExport:
     return SimulatorExport(
         session_id=view.session.id, description=view.session.description, app_name=view.session.app_name,
         user_messages=user_messages, answers=answers, tool_calls=[call for call, _ in calls],
+    )
+
+
+def export_events(
+    session_id: str, events: Sequence[Event], *, app_name: str | None = None, description: str = ""
+) -> SimulatorExport:
+    """A stored conversation (a dev chat session's events) in the same export: each agent's model
+    answers in order, the user's messages, and the tool calls with the results the agents saw. So
+    ``eval_case`` replays a chat as it replays a simulator session (the dev page's "Save as eval case").
+
+    Framework events are not answers: tool confirmation requests (the engine makes them) are left
+    out, and a session holding one cannot be replayed (the answer count would no longer line up).
+    """
+    answers: dict[str, list[dict[str, Any]]] = {}
+    calls: dict[str, RecordedToolCall] = {}
+    ordered: list[RecordedToolCall] = []
+    user_messages: list[str] = []
+    for event in events:
+        if event.partial or event.content is None:
+            continue
+        for result in event.function_responses():
+            call = calls.get(result.id or "")
+            if call is not None and call.response is None:
+                call.response = result.response
+        if event.author == "user":
+            text = "".join(p.text or "" for p in event.content.parts if not p.thought)
+            if text:
+                user_messages.append(text)
+            continue
+        made = [c for c in event.function_calls() if c.name != REQUEST_CONFIRMATION_FUNCTION]
+        if event.content.role != "model" or (event.function_calls() and not made):
+            continue
+        content = event.content.model_dump(mode="json", exclude_none=True)
+        answers.setdefault(event.author, []).append({"candidates": [{"content": content}]})
+        for fc in made:
+            recorded = RecordedToolCall(agent_name=event.author, name=fc.name, args=dict(fc.args or {}))
+            ordered.append(recorded)
+            if fc.id:
+                calls[fc.id] = recorded
+    return SimulatorExport(
+        session_id=session_id, description=description or f"dev chat session {session_id}", app_name=app_name,
+        user_messages=user_messages, answers=answers, tool_calls=ordered,
     )
 
 

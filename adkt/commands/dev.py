@@ -64,6 +64,7 @@ async def _dev(
     specs = specs or default_app_specs()
     apps = [load_app(spec) for spec in specs]
     url = database_url or settings.database_url
+    eval_suites = working_directory_modules()
     bind("127.0.0.1", sim_port).close()  # a taken port fails now, not after the servers started
     keys_file = _encryption_keys(adk_dir) if encrypt else None
     codec_cm = _codec_server(ui_port) if encrypt else None
@@ -74,7 +75,7 @@ async def _dev(
                 apps, settings, database_url=url, port=port, ui_port=ui_port,
                 temporal_dir=adk_dir / "temporal", postgres_dir=adk_dir / "postgres",
                 temporal_args=("--ui-codec-endpoint", codec_url) if codec_url else (),
-                eval_suites=working_directory_modules(),  # `adkt eval run --durable` of this project's suites
+                eval_suites=eval_suites,  # `adkt eval run --durable` (and the dev page) run this project's suites
             )  # fmt: skip
             stack = await stack_cm.__aenter__()
     except BaseException:
@@ -82,7 +83,7 @@ async def _dev(
             await codec_cm.__aexit__(None, None, None)
         raise
     simulator = durable_service(stack.database_url, stack.client.client)
-    api = dev_backend(stack.client, stack.database_url, apps, specs, stack.temporal.ui_url)  # the dev page and API
+    api = dev_backend(stack.client, stack.database_url, apps, specs, stack.temporal.ui_url, eval_suites)  # the dev page and API
     try:
         access = web_access("127.0.0.1", settings.web)
         sim_cm = serving(simulator, port=sim_port, api=api, access=access)

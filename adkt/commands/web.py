@@ -52,6 +52,11 @@ Tracing = Annotated[
     typer.Option("--tracing", envvar="ADK_TRACING",
                  help="export OpenTelemetry traces with OTLP to OTEL_EXPORTER_OTLP_ENDPOINT (docs/observability.md)"),
 ]
+EvalSuite = Annotated[
+    list[str] | None,
+    typer.Option("--eval-suite", help="a module (or module:attr) whose eval suites the page may start; the worker must "
+                 "allow it too (`adkt worker --eval-suite`), and an embedded stack's worker does (repeatable)"),
+]
 TemporalUi = Annotated[
     str | None,
     typer.Option("--temporal-ui", help="Temporal UI base URL for the workflow links (default: the running `adkt dev`'s)"),
@@ -61,22 +66,22 @@ TemporalUi = Annotated[
 def web(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
         database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None,
         allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None,
-        tracing: Tracing = False) -> None:  # fmt: skip
-    """Serve the dev chat page (pick an app, chat, answer confirmations, browse sessions and eval runs),
-    the HTTP API under /api/v1 and the agent simulator's page at /sim."""
+        tracing: Tracing = False, eval_suite: EvalSuite = None) -> None:  # fmt: skip
+    """Serve the dev chat page (pick an app, chat, answer confirmations, browse sessions, start and compare
+    eval runs), the HTTP API under /api/v1 and the agent simulator's page at /sim."""
     run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=True,
                      allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port,
-                     tracing=tracing))  # fmt: skip
+                     tracing=tracing, eval_suites=eval_suite or []))  # fmt: skip
 
 
 def api(app: Apps = None, host: Host = "127.0.0.1", port: Port = 8000, address: Address = None,
         database_url: DatabaseUrl = None, temporal_ui: TemporalUi = None,
         allowed_host: AllowedHosts = None, insecure: Insecure = False, metrics_port: MetricsPort = None,
-        tracing: Tracing = False) -> None:  # fmt: skip
+        tracing: Tracing = False, eval_suite: EvalSuite = None) -> None:  # fmt: skip
     """Serve the HTTP API under /api/v1 (its OpenAPI schema at /api/v1/openapi.json; docs/web.md)."""
     run_async(_serve(app or [], host, port, address, database_url, temporal_ui, page=False,
                      allowed_hosts=allowed_host or [], insecure=insecure, metrics_port=metrics_port,
-                     tracing=tracing))  # fmt: skip
+                     tracing=tracing, eval_suites=eval_suite or []))  # fmt: skip
 
 
 @dataclass
@@ -109,18 +114,19 @@ def app_info(app: App, spec: str) -> AppInfo:
     return AppInfo(name=app.name, agent=root.name, description=getattr(root, "description", "") or "", spec=spec)
 
 
-def dev_backend(client: AdkClient, database_url: str, apps: list[App], specs: list[str], temporal_ui: str | None) -> ApiBackend:
-    """The API as `adkt dev` serves it: its apps, its database, its Temporal UI."""
+def dev_backend(client: AdkClient, database_url: str, apps: list[App], specs: list[str], temporal_ui: str | None,
+                eval_suites: list[str] | None = None) -> ApiBackend:  # fmt: skip
+    """The API as `adkt dev` serves it: its apps, its database, its Temporal UI, the eval suites its worker allows."""
     from adkt.web.api.backend import ApiBackend
 
     infos = [app_info(app, spec) for app, spec in zip(apps, specs, strict=True)]
-    return ApiBackend.open(client, database_url, apps=infos, temporal_ui=temporal_ui)
+    return ApiBackend.open(client, database_url, apps=infos, temporal_ui=temporal_ui, eval_suites=eval_suites)
 
 
 @contextlib.asynccontextmanager
 async def web_stack(
     specs: list[str], settings: Settings, *, address: str | None, database_url: str | None, temporal_ui: str | None,
-    tracing: bool = False,
+    tracing: bool = False, eval_suites: list[str] | None = None,
 ) -> AsyncIterator[tuple[WebStack, list[str]]]:
     """The stack the page talks to and the app specs it serves (a running `adkt dev`'s by default)."""
     from adk_core.errors import ConfigurationError
@@ -154,7 +160,8 @@ async def web_stack(
             require_app(None, info.name)  # a bare name: nothing here could serve it
     err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
     # ui_port=0: the Temporal UI on a free port, so the page's workflow links lead somewhere.
-    async with embedded_stack(loaded, settings, database_url=target.database_url, ui_port=0) as stack:
+    async with embedded_stack(loaded, settings, database_url=target.database_url, ui_port=0,
+                              eval_suites=eval_suites or ()) as stack:  # fmt: skip
         if stack.temporal.ui_url:
             err.print(f"Temporal UI on {stack.temporal.ui_url}", highlight=False)
         yield WebStack(stack.client, stack.database_url, temporal_ui or stack.temporal.ui_url), specs
@@ -162,7 +169,8 @@ async def web_stack(
 
 async def _serve(specs: list[str], host: str, port: int, address: str | None, database_url: str | None,
                  temporal_ui: str | None, *, page: bool, allowed_hosts: list[str], insecure: bool,
-                 metrics_port: int | None = None, tracing: bool = False) -> None:  # fmt: skip
+                 metrics_port: int | None = None, tracing: bool = False,
+                 eval_suites: list[str] | None = None) -> None:  # fmt: skip
     from adk_core.sessions.sql import migrate
     from adkt.commands._stack import wait_for_signal
     from adkt.web.api.backend import ApiBackend
@@ -185,10 +193,11 @@ async def _serve(specs: list[str], host: str, port: int, address: str | None, da
     settings = Settings.load()
     access = web_access(host, settings.web, allowed_hosts=allowed_hosts, insecure=insecure)
     async with web_stack(specs, settings, address=address, database_url=database_url, temporal_ui=temporal_ui,
-                         tracing=tracing) as (stack, specs):  # fmt: skip
+                         tracing=tracing, eval_suites=eval_suites) as (stack, specs):  # fmt: skip
         await migrate(stack.database_url)
         infos, _ = app_infos(specs)
-        backend = ApiBackend.open(stack.client, stack.database_url, apps=infos, temporal_ui=stack.temporal_ui)
+        backend = ApiBackend.open(stack.client, stack.database_url, apps=infos, temporal_ui=stack.temporal_ui,
+                                  eval_suites=eval_suites)  # fmt: skip
         simulator = durable_service(stack.database_url, stack.client.client) if page else None
         try:
             async with serving(simulator, host=host, port=port, api=backend, page=page, access=access) as url:

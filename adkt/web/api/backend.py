@@ -20,6 +20,7 @@ from adk_core.eval.store import EvalResultStore
 from adk_core.sessions import Session, SessionService
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sql import open_engine
+from adk_temporal.activities.eval_allow import EvalSuites
 from adk_temporal.workflows import PendingRequest, session_workflow_id
 from adk_temporal.workflows._invocation import pending_requests
 from adkt.client import AdkClient
@@ -45,11 +46,16 @@ class ApiBackend:
     apps: list[AppInfo] = field(default_factory=list)
     temporal_ui: str | None = None
     simulator_page: str | None = None
+    eval_suites: EvalSuites = field(default_factory=EvalSuites)
+    """The eval suites the page may start (the modules the serving worker allows; none by default)."""
+    eval_refs: list[str] = field(default_factory=list)
+    """Suite references the page offers to start (``module:attr``), besides those of stored runs."""
     _engine: AsyncEngine | None = None
 
     @classmethod
     def open(
-        cls, client: AdkClient, database_url: str, *, apps: list[AppInfo], temporal_ui: str | None = None
+        cls, client: AdkClient, database_url: str, *, apps: list[AppInfo], temporal_ui: str | None = None,
+        eval_suites: list[str] | None = None,
     ) -> ApiBackend:
         """Sessions and eval runs on one small connection pool; ``close()`` releases it."""
         engine = open_engine(database_url, pool_size=5, max_overflow=10)
@@ -59,6 +65,7 @@ class ApiBackend:
         return cls(
             client, DatabaseSessionService(engine), EvalResultStore(engine), apps,
             temporal_ui.rstrip("/") if temporal_ui else None, _engine=engine,
+            eval_suites=EvalSuites(eval_suites or ()), eval_refs=[r for r in eval_suites or () if ":" in r],
         )  # fmt: skip
 
     async def close(self) -> None:
@@ -99,6 +106,16 @@ class ApiBackend:
         """Refuse to send to an app no worker serves: the conversation would start and wait for one
         (on a queue shared with other apps, a worker without the app would fail it for good)."""
         queue = self.client.queue_of(app)
+        if await self.has_worker(queue):
+            return
+        raise NoWorkerError(
+            f"no worker serves app {app!r} (nothing polls task queue {queue!r}); nothing was sent. Start one with "
+            f"`adkt worker --app path/to/agent.py` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), or serve the app "
+            "from `adkt dev --app ...` or `adkt web --app ...` with nothing configured"
+        )
+
+    async def has_worker(self, queue: str) -> bool:
+        """Whether a live worker polls ``queue`` for workflow tasks."""
         response = await self.client.client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
                 namespace=self.namespace, task_queue=TaskQueue(name=queue, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
@@ -106,13 +123,7 @@ class ApiBackend:
             )
         )  # fmt: skip
         now = datetime.now(UTC)
-        if any(now - p.last_access_time.ToDatetime(UTC) < POLLER_FRESH for p in response.pollers):
-            return
-        raise NoWorkerError(
-            f"no worker serves app {app!r} (nothing polls task queue {queue!r}); nothing was sent. Start one with "
-            f"`adkt worker --app path/to/agent.py` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), or serve the app "
-            "from `adkt dev --app ...` or `adkt web --app ...` with nothing configured"
-        )
+        return any(now - p.last_access_time.ToDatetime(UTC) < POLLER_FRESH for p in response.pollers)
 
     async def pending(self, app: str, user_id: str, session_id: str) -> list[PendingRequest]:
         """What the conversation waits for. Its workflow answers while it runs; once it has ended

@@ -21,6 +21,7 @@ from adk_temporal.workflows.contracts import final_text
 
 from ..security.principal import ForbiddenError
 from .errors import NotFoundError, error_body
+from .eval_endpoints import EVAL_ENDPOINTS
 from .models import (
     AppList,
     CreateSessionBody,
@@ -246,4 +247,5 @@ ENDPOINTS: list[Endpoint] = [
              query=ListRunsQuery, errors=(422,), operator=True),
     Endpoint("GET", "/evals/runs/{run_id}", get_eval_run, "An eval run with its cases and trials", RunDetail,
              errors=(400, 404), operator=True),
+    *EVAL_ENDPOINTS,
 ]  # fmt: skip

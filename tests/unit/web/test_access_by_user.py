@@ -86,10 +86,18 @@ USER_CASES = {
     ("GET", "/apps/{app}/users/{user}/sessions/{session}/pending"): Case("GET", "/apps/shop/users/{user}/sessions/s1/pending"),
     ("POST", "/apps/{app}/users/{user}/sessions/{session}/pending/{call_id}"):
         Case("POST", "/apps/shop/users/{user}/sessions/s1/pending/c1", {"response": {"confirmed": True}}),
+    ("GET", "/apps/{app}/users/{user}/sessions/{session}/eval-case"):
+        Case("GET", "/apps/shop/users/{user}/sessions/s1/eval-case"),
 }  # fmt: skip
 OPERATOR_CASES = {
     ("GET", "/evals/runs"): Case("GET", "/evals/runs"),
     ("GET", "/evals/runs/{run_id}"): Case("GET", "/evals/runs/r1"),
+    ("GET", "/evals/suites"): Case("GET", "/evals/suites"),
+    ("POST", "/evals/runs"): Case("POST", "/evals/runs", {"suite": "examples.eval_chest_pain"}),
+    ("GET", "/evals/runs/{run_id}/progress"): Case("GET", "/evals/runs/r1/progress"),
+    ("GET", "/evals/runs/{run_id}/trace"): Case("GET", "/evals/runs/r1/trace?case=c1&trial=0"),
+    ("GET", "/evals/compare"): Case("GET", "/evals/compare?a=r1&b=r2"),
+    ("GET", "/evals/trend"): Case("GET", "/evals/trend?suite=examples.eval_chest_pain"),
 }
 OPEN_CASES = {("GET", "/apps"): Case("GET", "/apps")}  # the app list: any signed-in caller
 
