@@ -258,6 +258,11 @@ class AdkActivities:
             if usage is None:
                 continue
             metrics.model_tokens.add(usage.prompt_token_count or 0, {**labels, "type": "input"})
+            # Parts of the input above, so a cache hit ratio is cached_input / input.
+            if usage.cached_content_token_count:
+                metrics.model_tokens.add(usage.cached_content_token_count, {**labels, "type": "cached_input"})
+            if usage.cache_creation_token_count:
+                metrics.model_tokens.add(usage.cache_creation_token_count, {**labels, "type": "cache_write_input"})
             output = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
             metrics.model_tokens.add(output, {**labels, "type": "output"})
             cost = self.prices.cost(model, usage)
@@ -322,6 +327,8 @@ class AdkActivities:
             # Toolsets are listed only when no plain tool or toolset names the tool itself (MCP and
             # OpenAPI toolsets do, from what the worker keeps); a toolset that fails raises ToolError.
             tool = await find_tool(agent, input.tool_name, ReadonlyContext(ctx))
+        elif (own_call := getattr(agent, "tool_named", None)) is not None:
+            tool = own_call(input.tool_name)  # an agent making its own remote calls (RemoteA2aAgent)
         if tool is None:
             raise ApplicationError(
                 f"agent {input.agent_name!r} has no tool {input.tool_name!r} on this worker; "

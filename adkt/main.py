@@ -16,6 +16,7 @@
     adkt replay H.json --app M:app  replay exported workflow histories against this code (docs/replay.md)
     adkt check APP                  find callbacks that read the clock, random or uuid4 directly
     adkt mcp APP [--http PORT]      serve an app as an MCP server: MCP clients call it as a tool
+    adkt a2a APP [--port PORT]      serve an app over A2A: other agents send it tasks
 
 Each command lives in adkt/commands/; docs/cli.md describes what each one starts.
 """
@@ -30,6 +31,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from adkt.commands.a2a import a2a
 from adkt.commands.check import check
 from adkt.commands.create import create
 from adkt.commands.deployment import deployment
@@ -100,6 +102,7 @@ app.command()(api)
 app.command()(replay)
 app.command()(check)
 app.command()(mcp)
+app.command()(a2a)
 app.add_typer(sessions, name="sessions")
 app.add_typer(evals, name="eval")
 app.add_typer(deployment, name="deployment")

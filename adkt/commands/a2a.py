@@ -1,0 +1,60 @@
+"""`adkt a2a APP`: serve an app over A2A (adkt/a2a_server.py): its agent card and JSON-RPC task endpoints."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from adkt.commands._common import app_ref, run_async
+from adkt.commands.run import Address, AppArg, DatabaseUrl
+
+
+def a2a(
+    app: AppArg,
+    port: Annotated[int, typer.Option("--port", "-p", help="the port to serve HTTP on")] = 8001,
+    host: Annotated[str, typer.Option("--host", help="the address to listen on")] = "127.0.0.1",
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            help="the URL clients reach this server at, as the agent card says (default: http://HOST:PORT/)",
+        ),
+    ] = None,
+    user: Annotated[
+        str, typer.Option("--user", "-u", help="the user id the conversations belong to")
+    ] = "a2a",
+    address: Address = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Serve APP over A2A: the agent card at /.well-known/agent-card.json and JSON-RPC at / (message/send,
+    message/stream, tasks/get, tasks/cancel). Each A2A context is a durable conversation (its session id
+    is the context id); a message sent again with the same message id gets the first turn's answer."""
+    try:
+        import a2a  # noqa: F401
+    except ImportError as error:
+        raise typer.BadParameter(
+            f"adkt a2a needs the a2a-sdk package ({error}): pip install 'adk-temporal[a2a]'"
+        ) from None
+    run_async(_serve(app, host, port, public_url or f"http://{host}:{port}/", user, address, database_url))
+
+
+async def _serve(spec: str, host: str, port: int, url: str, user: str, address: str | None,
+                 database_url: str | None) -> None:  # fmt: skip
+    import uvicorn
+
+    from adkt.a2a_server import app_a2a_server
+    from adkt.commands._conversation import open_connection
+    from adkt.commands._render import err
+
+    loaded, name, parsed = app_ref(spec)
+    async with open_connection(
+        loaded, parsed, name, address=address, database_url=database_url
+    ) as connection:
+        description = loaded.root_agent.description if loaded is not None else ""
+        server = app_a2a_server(connection.client, name, url=url, description=description, user_id=user)
+        err.print(f"serving {name!r} over A2A at {url} (agent card: {url.rstrip('/')}/.well-known/agent-card.json)",
+                  markup=False)  # fmt: skip
+        await uvicorn.Server(
+            uvicorn.Config(server, host=host, port=port, log_level="warning", lifespan="off")
+        ).serve()
