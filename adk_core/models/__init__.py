@@ -10,6 +10,7 @@ from .base import (
     LlmRequest,
     LlmResponse,
     Model,
+    PromptCacheConfig,
     ThinkingConfig,
     UsageMetadata,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "LlmResponse",
     "Model",
     "ModelRules",
+    "PromptCacheConfig",
     "ScriptedModel",
     "ThinkingConfig",
     "UsageMetadata",

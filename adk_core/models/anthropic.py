@@ -10,6 +10,7 @@ import httpx
 from adk_core.errors import ModelError
 from adk_core.types import Content, FunctionCall, Part
 
+from ._anthropic_cache import mark_breakpoints
 from ._anthropic_wire import (
     EVENTS,
     Block,
@@ -51,7 +52,7 @@ from ._http import (
     status_error,
 )
 from ._thinking import budget_of, effort_of, nearest_effort
-from .base import LlmRequest, LlmResponse, ThinkingConfig, UsageMetadata
+from .base import LlmRequest, LlmResponse, PromptCacheConfig, ThinkingConfig, UsageMetadata
 from .rules import ModelRules
 
 _MIN_BUDGET = 1024  # the smallest budget_tokens the API takes
@@ -91,6 +92,8 @@ class AnthropicModel(HttpModel):
             (the Messages API requires one).
         anthropic_version: the ``anthropic-version`` header.
         rules: what this model accepts, instead of the table's row for its name (adk_core.models.rules).
+        prompt_cache: prompt caching when a request's config sets none; on (5 minute entries) by
+            default. ``PromptCacheConfig(enabled=False)`` turns it off, ``ttl="1h"`` keeps entries longer.
     """
 
     provider = "anthropic"
@@ -118,12 +121,14 @@ class AnthropicModel(HttpModel):
         max_tokens: int = 4096,
         anthropic_version: str = "2023-06-01",
         rules: ModelRules | None = None,
+        prompt_cache: PromptCacheConfig | None = None,
     ) -> None:
         super().__init__(
             model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout, rules=rules
         )
         self._max_tokens = max_tokens
         self._version = anthropic_version
+        self._prompt_cache = prompt_cache or PromptCacheConfig()
 
     async def generate_content(
         self, request: LlmRequest, *, stream: bool = False
@@ -190,6 +195,8 @@ class AnthropicModel(HttpModel):
                 body[wire] = value
         if config.stop_sequences:
             body["stop_sequences"] = config.stop_sequences
+        if (cache := config.prompt_cache or self._prompt_cache).enabled:
+            mark_breakpoints(body, cache)
         return merge_extra(body, config.extra)
 
 
@@ -380,4 +387,5 @@ def _usage(usage: UsageWire) -> UsageMetadata:
         candidates_token_count=output,
         total_token_count=prompt + output,
         cached_content_token_count=cached or None,
+        cache_creation_token_count=usage.cache_creation_input_tokens or None,
     )

@@ -43,6 +43,26 @@ class ThinkingConfig(BaseModel):
         return self.effort == "none" or self.budget_tokens == 0
 
 
+class PromptCacheConfig(BaseModel):
+    """Prompt caching: reuse of the request's stable prefix (tools, system instruction, earlier turns).
+
+    Anthropic caches only what the request marks: with this on (the default for Claude models) the
+    adapter marks the tools, the system instruction and the conversation tail (docs/models.md,
+    "Prompt caching"). OpenAI and Gemini cache long prefixes on their own; ``key`` routes OpenAI
+    requests that share a prefix to the same cache.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    ttl: Literal["5m", "1h"] | None = None
+    """How long Anthropic keeps a cached prefix after its last use; None: the API's default (5 minutes).
+    A 1 hour entry costs twice the input price to write, a 5 minute one 1.25 times."""
+    key: str | None = Field(default=None, min_length=1, max_length=1024)
+    """OpenAI's ``prompt_cache_key``: requests with the same key and prefix are served from one cache
+    (e.g. an app or agent name). Sent to OpenAI only, never to a compatible server."""
+
+
 class GenerateContentConfig(BaseModel):
     """Generation settings. Providers map what they support and ignore None fields.
 
@@ -66,6 +86,8 @@ class GenerateContentConfig(BaseModel):
     labels: dict[str, str] | None = None
     thinking: ThinkingConfig | None = None
     """Thinking / reasoning (Gemini thinkingConfig, Anthropic thinking and effort, OpenAI reasoning_effort)."""
+    prompt_cache: PromptCacheConfig | None = None
+    """Prompt caching; None: the model's default (on where the provider supports it)."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -75,6 +97,10 @@ class UsageMetadata(BaseModel):
     total_token_count: int | None = None
     thoughts_token_count: int | None = None
     cached_content_token_count: int | None = None
+    """Prompt tokens served from the provider's cache (part of prompt_token_count)."""
+    cache_creation_token_count: int | None = None
+    """Prompt tokens written to the provider's cache (part of prompt_token_count); Anthropic
+    charges them above the input price."""
 
 
 class ContentsRef(BaseModel):

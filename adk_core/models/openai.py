@@ -214,6 +214,11 @@ class OpenAIModel(HttpModel):
             body["response_format"] = {"type": "json_schema", "json_schema": schema}
         elif config.response_mime_type == "application/json":
             body["response_format"] = {"type": "json_object"}
+        cache = config.prompt_cache
+        # OpenAI caches long prefixes by itself; the key only groups requests. Compatible servers
+        # may refuse a field they do not know, so they never get it.
+        if cache is not None and cache.enabled and cache.key and not self._compatible:
+            body["prompt_cache_key"] = cache.key
         return merge_extra(body, config.extra)
 
 

@@ -9,6 +9,7 @@ A file (TOML or JSON) maps model names to USD per million tokens::
     input = 0.30
     output = 2.50
     cached_input = 0.075     # optional: cached prompt tokens, when the provider reports them
+    cache_write_input = 0.375  # optional: prompt tokens written to the cache (Anthropic), when reported
 
 A model name matches its own entry, else the longest entry it starts with ("gpt-4o-mini-2024-07-18"
 takes "gpt-4o-mini"). The defaults are list prices for short prompts as published by the providers
@@ -49,13 +50,24 @@ class ModelPrice(BaseModel):
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
     """For prompt tokens the provider served from its cache; None: charged as ``input``."""
+    cache_write_input: float | None = Field(default=None, ge=0)
+    """For prompt tokens written to the provider's cache (Anthropic: 1.25 times ``input`` for a
+    5 minute entry, twice for a 1 hour one); None: charged as ``input``."""
 
     def cost(self, usage: UsageMetadata) -> float:
         prompt = usage.prompt_token_count or 0
         cached = min(usage.cached_content_token_count or 0, prompt) if self.cached_input is not None else 0
+        written = 0
+        if self.cache_write_input is not None:
+            written = min(usage.cache_creation_token_count or 0, prompt - cached)
         # Thinking tokens are billed as output by every provider that reports them apart.
         output = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
-        total = (prompt - cached) * self.input + cached * (self.cached_input or 0.0) + output * self.output
+        total = (
+            (prompt - cached - written) * self.input
+            + cached * (self.cached_input or 0.0)
+            + written * (self.cache_write_input or 0.0)
+            + output * self.output
+        )
         return total / _PER_MILLION
 
 
@@ -74,11 +86,11 @@ _DEFAULTS: dict[str, ModelPrice] = {
     "gpt-4.1-nano": ModelPrice(input=0.10, output=0.40, cached_input=0.025),
     "o3": ModelPrice(input=2.0, output=8.0, cached_input=0.50),
     "o4-mini": ModelPrice(input=1.10, output=4.40, cached_input=0.275),
-    # Anthropic (anthropic.com/pricing); cached = cache reads
-    "claude-opus-4": ModelPrice(input=15.0, output=75.0, cached_input=1.50),
-    "claude-sonnet-4": ModelPrice(input=3.0, output=15.0, cached_input=0.30),
-    "claude-3-7-sonnet": ModelPrice(input=3.0, output=15.0, cached_input=0.30),
-    "claude-3-5-haiku": ModelPrice(input=0.80, output=4.0, cached_input=0.08),
+    # Anthropic (anthropic.com/pricing); cached = cache reads, cache writes at the 5 minute rate
+    "claude-opus-4": ModelPrice(input=15.0, output=75.0, cached_input=1.50, cache_write_input=18.75),
+    "claude-sonnet-4": ModelPrice(input=3.0, output=15.0, cached_input=0.30, cache_write_input=3.75),
+    "claude-3-7-sonnet": ModelPrice(input=3.0, output=15.0, cached_input=0.30, cache_write_input=3.75),
+    "claude-3-5-haiku": ModelPrice(input=0.80, output=4.0, cached_input=0.08, cache_write_input=1.0),
 }
 
 
@@ -96,7 +108,8 @@ class PriceTable:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], *, source: str = "the price table") -> PriceTable:
-        """From ``{"models": {name: {"input": .., "output": .., "cached_input": ..}}}`` (a file's contents)."""
+        """From ``{"models": {name: {"input": .., "output": .., "cached_input": ..}}}`` (a file's contents;
+        ``cache_write_input`` too)."""
         models = data.get("models")
         if not isinstance(models, Mapping):
             raise ConfigurationError(
@@ -110,7 +123,7 @@ class PriceTable:
             except ValidationError as e:
                 raise ConfigurationError(
                     f"{source}: the price of model {name!r} is invalid ({e.errors()[0]['msg']}); give input and "
-                    "output (and optionally cached_input) as USD per million tokens"
+                    "output (and optionally cached_input, cache_write_input) as USD per million tokens"
                 ) from None
         return cls(prices)
 

@@ -14,11 +14,12 @@ from model_wire import (
 )
 
 from adk_core.errors import ModelError
-from adk_core.models import GenerateContentConfig, LlmRequest
+from adk_core.models import GenerateContentConfig, LlmRequest, PromptCacheConfig
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.types import Content, Part
 
 URL = "https://api.anthropic.com/v1/messages"
+EPHEMERAL = {"type": "ephemeral"}
 
 
 def claude(wire: Wire) -> AnthropicModel:
@@ -33,12 +34,12 @@ async def test_text_response(wire: Wire) -> None:
     assert str(wire.request.url) == URL
     assert wire.request.headers["x-api-key"] == SECRET
     assert wire.request.headers["anthropic-version"] == "2023-06-01"
+    # Prompt caching is on by default: the tail is marked, so the next call can read it back.
+    question = {"type": "text", "text": "What is the capital of France?", "cache_control": EPHEMERAL}
     assert wire.body == {
         "model": "claude-sonnet-4-5",
         "max_tokens": 4096,
-        "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}
-        ],
+        "messages": [{"role": "user", "content": [question]}],
     }
     assert response.content == Content.model("The capital of France is Paris.")
     assert response.finish_reason == "STOP" and response.turn_complete
@@ -75,11 +76,15 @@ async def test_request_serializes_history_system_instruction_and_tools(wire: Wir
 
     await collect(claude(wire), weather_history())
 
+    # Four cache breakpoints: the tools, the system instruction, the previous call's tail and this one's.
     assert wire.body == {
         "model": "claude-sonnet-4-5",
         "max_tokens": 256,
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "What's the weather in Paris?"}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "What's the weather in Paris?", "cache_control": EPHEMERAL}],
+            },
             {
                 "role": "assistant",
                 "content": [
@@ -94,16 +99,18 @@ async def test_request_serializes_history_system_instruction_and_tools(wire: Wir
                         "type": "tool_result",
                         "tool_use_id": "call_1",
                         "content": '{"temp_c": 18, "conditions": "cloudy"}',
+                        "cache_control": EPHEMERAL,
                     }
                 ],
             },
         ],
-        "system": "You are a weather assistant.",
+        "system": [{"type": "text", "text": "You are a weather assistant.", "cache_control": EPHEMERAL}],
         "tools": [
             {
                 "name": "get_weather",
                 "description": "Current weather for a city.",
                 "input_schema": WEATHER_SCHEMA,
+                "cache_control": EPHEMERAL,
             }
         ],
         "tool_choice": {"type": "auto"},
@@ -132,7 +139,8 @@ async def test_same_role_contents_merge_and_missing_ids_are_synthesised(wire: Wi
         ],
     )
 
-    await collect(claude(wire), request)
+    await collect(AnthropicModel("claude-sonnet-4-5", api_key=SECRET, http_client=wire.client,
+                                 prompt_cache=PromptCacheConfig(enabled=False)), request)
 
     assert wire.body["messages"] == [
         {

@@ -47,6 +47,7 @@ async def test_text_response(wire: Wire) -> None:
         "total_token_count": 27,
         "thoughts_token_count": 0,
         "cached_content_token_count": 0,
+        "cache_creation_token_count": None,
     }
 
 

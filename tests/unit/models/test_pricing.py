@@ -21,6 +21,18 @@ def test_cost_is_per_million_tokens_with_cached_and_thinking_tokens() -> None:
     assert ModelPrice(input=2.0, output=10.0).cost(usage) == pytest.approx((1000 * 2.0 + 150 * 10.0) / 1e6)
 
 
+def test_cache_writes_cost_their_own_price_and_reads_theirs() -> None:
+    # An Anthropic call: 100 plain input tokens, 2,000 written to the cache, 3,000 read from it.
+    usage = UsageMetadata(prompt_token_count=5100, cached_content_token_count=3000, cache_creation_token_count=2000,
+                          candidates_token_count=10)  # fmt: skip
+    sonnet = PriceTable.default().price("claude-sonnet-4-5")
+    assert sonnet == ModelPrice(input=3.0, output=15.0, cached_input=0.30, cache_write_input=3.75)
+    assert sonnet.cost(usage) == pytest.approx((100 * 3.0 + 2000 * 3.75 + 3000 * 0.30 + 10 * 15.0) / 1e6)
+    # Without a write price, written tokens cost as input.
+    plain = ModelPrice(input=3.0, output=15.0, cached_input=0.30)
+    assert plain.cost(usage) == pytest.approx((2100 * 3.0 + 3000 * 0.30 + 10 * 15.0) / 1e6)
+
+
 def test_names_match_exactly_else_by_longest_prefix() -> None:
     table = PriceTable.default()
     assert table.price("gpt-4o-mini-2024-07-18") == table.price("gpt-4o-mini") != table.price("gpt-4o")

@@ -25,7 +25,7 @@ from sdk_types import (
     check_typed,
 )
 
-from adk_core.models import GenerateContentConfig, LlmRequest, ThinkingConfig
+from adk_core.models import GenerateContentConfig, LlmRequest, PromptCacheConfig, ThinkingConfig
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adk_core.models.openai import OpenAIModel
@@ -70,6 +70,13 @@ def _every_setting() -> LlmRequest:
     return LlmRequest(contents=[Content.user("Weather in Paris as JSON")], config=config)
 
 
+def _prompt_cache() -> LlmRequest:
+    request = _thinking_tool_loop()
+    request.contents += [Content.model("18°C and cloudy."), Content.user("And tomorrow?")]
+    request.config.prompt_cache = PromptCacheConfig(ttl="1h", key="weather-agent")
+    return request
+
+
 def _tool_choice(choice: str) -> Callable[[], LlmRequest]:
     def build() -> LlmRequest:
         config = GenerateContentConfig(tools=[WEATHER_TOOL], tool_choice=choice)
@@ -99,6 +106,7 @@ SCENARIOS: dict[str, Callable[[], LlmRequest]] = {
     "thinking-effort": _thinking(effort="high"),
     "thinking-budget": _thinking(budget_tokens=5000, include_thoughts=False),
     "thinking-off": _thinking(effort="none"),
+    "prompt-cache": _prompt_cache,
 }
 
 

@@ -1,0 +1,136 @@
+"""Prompt caching (issue 23, item 4): Anthropic's breakpoints, OpenAI's cache key, cached tokens in
+usage and cost, and the share of a 20-turn conversation's input served from (simulated) caches."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from cache_sim import SimulatedAnthropic, SimulatedOpenAI, run_conversation
+from model_wire import SECRET, Wire, collect, simple_request, weather_history
+from sdk_types import check_anthropic, check_openai
+
+from adk_core.models import GenerateContentConfig, LlmRequest, PromptCacheConfig
+from adk_core.models.anthropic import AnthropicModel
+from adk_core.models.gemini import GeminiModel
+from adk_core.models.openai import OpenAIModel
+from adk_core.models.pricing import PriceTable
+from adk_core.types import Content, Part
+
+SHARE_FLOOR = 0.85
+"""Measured 0.948 for Claude (bench/bench_caching.py); the floor leaves room for wording changes."""
+
+
+def _marked(body: dict[str, Any]) -> list[str]:
+    """Where the body's cache_control markers are, as short paths."""
+    where = [f"tools[{i}]" for i, t in enumerate(body.get("tools", [])) if "cache_control" in t]
+    if isinstance(body.get("system"), list):
+        where += [f"system[{i}]" for i, b in enumerate(body["system"]) if "cache_control" in b]
+    for m, message in enumerate(body["messages"]):
+        where += [f"messages[{m}].{b['type']}" for b in message["content"] if "cache_control" in b]
+    return where
+
+
+def _claude(**kwargs: Any) -> AnthropicModel:
+    return AnthropicModel("claude-sonnet-4-5", api_key=SECRET, **kwargs)
+
+
+def _two_turns() -> LlmRequest:
+    """A second turn: question, tool call, tool result, answer, and a new question."""
+    request = weather_history()
+    request.contents += [Content.model("It is 18°C and cloudy."), Content.user("And tomorrow?")]
+    return request
+
+
+def test_claude_gets_four_breakpoints_on_the_stable_prefix_and_both_tails() -> None:
+    body = _claude().build_request(_two_turns())
+
+    # The tools, the instruction, the previous call's tail (the tool result) and this call's tail.
+    assert _marked(body) == ["tools[0]", "system[0]", "messages[2].tool_result", "messages[4].text"]
+    check_anthropic(json.loads(json.dumps(body)), "claude-sonnet-4-5", stream=False)
+
+
+def test_breakpoints_never_exceed_four_nor_land_on_thinking() -> None:
+    request = LlmRequest(
+        contents=[
+            Content.user("Plan my week."),
+            Content(role="model", parts=[Part(text="Let me think.", thought=True, thought_signature=b"sig")]),
+        ],
+        config=GenerateContentConfig(system_instruction="Be brief."),
+    )
+    body = _claude().build_request(request)
+
+    # The assistant tail holds only a thinking block, which cannot be marked; the question two back can.
+    assert _marked(body) == ["system[0]"]
+    many = _claude().build_request(_two_turns())
+    assert len(_marked(many)) == 4
+
+
+def test_a_ttl_and_turning_it_off_come_from_the_model_or_the_request() -> None:
+    hour = _claude(prompt_cache=PromptCacheConfig(ttl="1h")).build_request(weather_history())
+    assert hour["tools"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    check_anthropic(json.loads(json.dumps(hour)), "claude-sonnet-4-5", stream=False)
+
+    request = weather_history()
+    request.config.prompt_cache = PromptCacheConfig(enabled=False)
+    off = _claude(prompt_cache=PromptCacheConfig(ttl="1h")).build_request(request)
+    assert _marked(off) == [] and off["system"] == "You are a weather assistant."
+
+
+def test_openai_gets_a_prompt_cache_key_only_when_given_and_compatible_servers_never() -> None:
+    request = weather_history()
+    assert "prompt_cache_key" not in OpenAIModel("gpt-4o", api_key=SECRET).build_request(request)
+
+    request.config.prompt_cache = PromptCacheConfig(key="travel-agent")
+    body = OpenAIModel("gpt-4o", api_key=SECRET).build_request(request)
+    assert body["prompt_cache_key"] == "travel-agent"
+    check_openai(json.loads(json.dumps(body)), "gpt-4o", stream=False)
+    compatible = OpenAIModel("openai/llama3.2", base_url="http://localhost:11434/v1").build_request(request)
+    assert "prompt_cache_key" not in compatible
+
+
+async def test_gemini_reports_implicit_cache_hits(wire: Wire) -> None:
+    answer = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Paris."}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 4000, "cachedContentTokenCount": 3072, "candidatesTokenCount": 2,
+                          "totalTokenCount": 4002},
+    }  # fmt: skip
+    wire.reply_raw(httpx.Response(200, json=answer))
+
+    [response] = await collect(
+        GeminiModel("gemini-2.5-flash", api_key=SECRET, http_client=wire.client), simple_request()
+    )
+
+    assert response.usage_metadata is not None
+    assert response.usage_metadata.cached_content_token_count == 3072
+    price = PriceTable.default().price("gemini-2.5-flash")
+    assert price is not None
+    assert price.cost(response.usage_metadata) == pytest.approx((928 * 0.30 + 3072 * 0.075 + 2 * 2.50) / 1e6)
+
+
+async def test_claude_serves_most_of_a_20_turn_conversation_from_its_cache() -> None:
+    on, off = SimulatedAnthropic(), SimulatedAnthropic()
+
+    cached = await run_conversation(_claude(http_client=on.client()))
+    uncached = await run_conversation(
+        _claude(http_client=off.client(), prompt_cache=PromptCacheConfig(enabled=False))
+    )
+
+    # The usage the (simulated) API reported reaches the events: reads and writes, as parts of the prompt.
+    assert cached.model_calls == uncached.model_calls > 20
+    assert cached.cached_tokens == sum(u["cache_read_input_tokens"] for u in on.usages)
+    assert cached.cache_write_tokens == sum(u["cache_creation_input_tokens"] for u in on.usages)
+    assert cached.cached_share > SHARE_FLOOR
+    assert uncached.cached_tokens == uncached.cache_write_tokens == 0
+    assert all(len(_marked(body)) == 4 for body in on.bodies[1:])
+
+
+async def test_openai_reports_its_automatic_caching_over_20_turns() -> None:
+    provider = SimulatedOpenAI()
+
+    usage = await run_conversation(OpenAIModel("gpt-4o", api_key=SECRET, http_client=provider.client()))
+
+    assert usage.cached_tokens == sum(u["prompt_tokens_details"]["cached_tokens"] for u in provider.usages)
+    assert usage.cached_share > SHARE_FLOOR
