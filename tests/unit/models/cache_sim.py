@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from adk_core import InMemoryRunner, LlmAgent
-from adk_core.models import Model
+from adk_core.models import Model, UsageMetadata
 
 MIN_CACHEABLE_TOKENS = 1024
 LOOKBACK_BLOCKS = 20
@@ -250,6 +250,16 @@ class ConversationUsage:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    output_tokens: int = 0
+
+    def as_usage(self) -> UsageMetadata:
+        """The totals as one call's usage (prices are linear, so its cost is the conversation's)."""
+        return UsageMetadata(
+            prompt_token_count=self.prompt_tokens,
+            cached_content_token_count=self.cached_tokens,
+            cache_creation_token_count=self.cache_write_tokens,
+            candidates_token_count=self.output_tokens,
+        )
 
     @property
     def cached_share(self) -> float:
@@ -271,4 +281,5 @@ async def run_conversation(model: Model, turns: int = len(USER_MESSAGES)) -> Con
             total.prompt_tokens += usage.get("prompt_token_count") or 0
             total.cached_tokens += usage.get("cached_content_token_count") or 0
             total.cache_write_tokens += usage.get("cache_creation_token_count") or 0
+            total.output_tokens += usage.get("candidates_token_count") or 0
     return total
