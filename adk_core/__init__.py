@@ -24,7 +24,15 @@ from .plugins import BasePlugin
 from .runner import InMemoryRunner, Runner
 from .runtime import LocalRuntime, Runtime
 from .sessions import InMemorySessionService, Session, SessionService
-from .tools import AgentTool, BaseTool, FunctionTool, LongRunningFunctionTool, Toolset
+from .tools import (
+    AgentTool,
+    BaseTool,
+    FunctionTool,
+    LongRunningFunctionTool,
+    ToolRegistry,
+    Toolset,
+    ValidationMode,
+)
 from .types import Content, Event, EventActions, Part
 
 __all__ = [
@@ -66,6 +74,8 @@ __all__ = [
     "Session",
     "SessionService",
     "ToolContext",
+    "ToolRegistry",
     "Toolset",
+    "ValidationMode",
     "check_model_parameters",
 ]

@@ -13,13 +13,13 @@ from ..errors import ConfigurationError
 from ..models.base import GenerateContentConfig, Model
 from ..models.registry import resolve_model
 from ..tools.base import BaseTool, Toolset
-from ..tools.function_tool import as_tool
+from ..tools.registry import ToolRegistry, ValidationMode, bind_tools
 from ..types import Event
 from .base import BaseAgent
 from .context import InvocationContext, ReadonlyContext
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
-ToolUnion = BaseTool | Toolset | Callable[..., Any]
+ToolUnion = BaseTool | Toolset | Callable[..., Any] | str
 
 
 class LlmAgent(BaseAgent):
@@ -31,7 +31,11 @@ class LlmAgent(BaseAgent):
         instruction: text with ``{var}`` / ``{var?}`` / ``{artifact.name}`` placeholders, or a
             function of a ReadonlyContext returning the text (used as is, no templating).
         global_instruction: on the root agent, prepended to every agent's instruction.
-        tools: BaseTool instances, plain functions (wrapped in FunctionTool) or Toolsets.
+        tools: BaseTool instances, plain functions (wrapped in FunctionTool), Toolsets, or names:
+            a name in ``tool_registry``, a built-in tool's name, or ``package.module:attr``.
+        tool_registry: where tool names are looked up (adk_core.tools.registry).
+        tool_validation: a name that binds nothing raises ConfigurationError here (STRICT), or is
+            left out with a warning and out of the instruction the model sees (PERMISSIVE).
         output_key: store the final text answer (or the validated output_schema object) in state.
         output_schema: a pydantic model the final answer must be JSON for.
         input_schema: a pydantic model describing the input when this agent is used as a tool.
@@ -51,6 +55,8 @@ class LlmAgent(BaseAgent):
         global_instruction: str | InstructionProvider = "",
         description: str = "",
         tools: Sequence[ToolUnion] = (),
+        tool_registry: ToolRegistry | None = None,
+        tool_validation: ValidationMode | str = ValidationMode.STRICT,
         generate_content_config: GenerateContentConfig | None = None,
         output_key: str | None = None,
         output_schema: type[BaseModel] | None = None,
@@ -80,9 +86,11 @@ class LlmAgent(BaseAgent):
         self.model = model
         self.instruction = instruction
         self.global_instruction = global_instruction
-        self.tools: list[BaseTool | Toolset] = [
-            t if isinstance(t, BaseTool | Toolset) else as_tool(t) for t in tools
-        ]
+        bound = bind_tools(tools, registry=tool_registry, mode=tool_validation, agent_name=name)
+        self.tools: list[BaseTool | Toolset] = bound.tools
+        self.tool_registry = tool_registry
+        self.omitted_tools = bound.omitted
+        """Tool names asked for that bound nothing (PERMISSIVE); the instruction is pruned of them."""
         self.generate_content_config = generate_content_config
         self.output_key = output_key
         self.output_schema = output_schema

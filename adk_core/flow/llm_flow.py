@@ -27,7 +27,7 @@ from .functions import (
     handle_function_calls,
     long_running_ids,
 )
-from .instructions import inject_state
+from .resolved_context import ResolvedContext, resolve_context
 
 if TYPE_CHECKING:
     from ..agents.llm_agent import LlmAgent
@@ -68,12 +68,14 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
         agent.generate_content_config.model_copy(deep=True) if agent.generate_content_config else GenerateContentConfig()
     )
     request = LlmRequest(model=model.name, config=config)
-    readonly = ReadonlyContext(ctx)
-    await _add_instructions(agent, readonly, request)
+    tool_context = ToolContext(ctx)
+    # The instruction and the tools as one unit: the instruction names no tool the call lacks.
+    resolved = await resolve_context(agent, ctx, tool_context)
+    _add_instructions(agent, resolved, request)
     # Contents before tools: a tool's process_llm_request may read or extend them (load_artifacts
     # attaches the artifacts the model just asked for).
     _add_contents(agent, ctx, request)
-    await _add_tools(agent, ctx, request)
+    await _add_tools(agent, tool_context, resolved, request)
     _add_agent_transfer(agent, request)
     if agent.output_schema is not None and not request.config.tools:
         request.config.response_schema = agent.output_schema.model_json_schema()
@@ -107,27 +109,16 @@ def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) 
         history.mark_stored_prefix(request, ref, request.contents)
 
 
-async def _add_instructions(agent: LlmAgent, ctx: ReadonlyContext, request: LlmRequest) -> None:
-    root = agent.root_agent
-    from ..agents.llm_agent import LlmAgent as _LlmAgent
-
-    if isinstance(root, _LlmAgent) and root.global_instruction:
-        text, template = await root.canonical_global_instruction(ctx)
-        request.append_instructions(await inject_state(text, ctx, agent_name=agent.name) if template else text)
-    if agent.instruction:
-        text, template = await agent.canonical_instruction(ctx)
-        request.append_instructions(await inject_state(text, ctx, agent_name=agent.name) if template else text)
+def _add_instructions(agent: LlmAgent, resolved: ResolvedContext, request: LlmRequest) -> None:
+    request.append_instructions(resolved.instruction)
     identity = f'You are an agent. Your internal name is "{agent.name}".'
     if agent.description:
         identity += f' The description about you is "{agent.description}".'
     request.append_instructions(identity)
 
 
-async def _add_tools(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:
-    if not agent.tools:
-        return
-    tool_context = ToolContext(ctx)
-    for tool in await resolve_tools(agent, tool_context):
+async def _add_tools(agent: LlmAgent, tool_context: ToolContext, resolved: ResolvedContext, request: LlmRequest) -> None:
+    for tool in resolved.tools:
         if tool.name in request.tools_dict:
             raise ConfigurationError(
                 f"agent {agent.name!r} has two tools named {tool.name!r}; tool names must be unique per agent"

@@ -16,6 +16,7 @@ from .execution import RetryOptions, ToolExecution
 from .function_tool import FunctionTool, LongRunningFunctionTool
 from .mcp import HttpServer, McpToolset, StdioServer
 from .openapi import OpenApiToolset
+from .registry import ToolRegistry, ValidationMode
 
 __all__ = [
     "AgentTool",
@@ -32,8 +33,10 @@ __all__ = [
     "StdioServer",
     "ToolContext",
     "ToolExecution",
+    "ToolRegistry",
     "Toolset",
     "TransferToAgentTool",
+    "ValidationMode",
     "exit_loop",
     "load_artifacts",
     "load_memory",
