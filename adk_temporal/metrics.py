@@ -154,7 +154,9 @@ class ActivityMetrics:
             model_calls=meter.create_counter(MODEL_CALLS, "Model calls (each attempt)", "{call}"),
             model_errors=meter.create_counter(MODEL_CALL_ERRORS, "Model calls that failed, by error type", "{call}"),
             model_duration=meter.create_histogram_float(MODEL_CALL_DURATION, "Model call latency", "s"),
-            model_tokens=meter.create_counter(MODEL_TOKENS, "Tokens by type (input, output)", "{token}"),
+            model_tokens=meter.create_counter(
+                MODEL_TOKENS, "Tokens by type (input, output; cached_input and cache_write_input are parts of input)", "{token}"
+            ),
             model_cost=meter.create_histogram_float(MODEL_CALL_COST, "Model call cost (price table)", "USD"),
             tool_calls=meter.create_counter(TOOL_CALLS, "Tool calls run as activities (each attempt)", "{call}"),
             tool_errors=meter.create_counter(TOOL_CALL_ERRORS, "Tool calls that raised, by error type", "{call}"),
