@@ -10,7 +10,9 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from adk_core.eval.store import EvalResultStore
+from adk_core.eval import combine_trials
+from adk_core.eval.results import summarize
+from adk_core.eval.store import CaseRecord, EvalResultStore
 from adk_temporal.metrics import activity_metrics
 
 from . import eval_contracts as ec
@@ -33,7 +35,8 @@ class EvalActivities:
         self.apps = apps
 
     def all(self) -> list:
-        return [self.list_cases, self.record_run, self.record_trial, self.finish_run]
+        return [self.list_cases, self.record_run, self.record_trial, self.finish_run, self.recorded_trials,
+                self.finish_from_store]
 
     def _store(self) -> EvalResultStore:
         if self.store is None:
@@ -84,3 +87,32 @@ class EvalActivities:
         await self._store().finish_run(
             input.run_id, status=input.status, summary=input.summary, cases=input.cases, end_time=input.end_time
         )
+
+    @activity.defn(name=ec.RECORDED_TRIALS)
+    @_fail_fast_on_adk_errors
+    async def recorded_trials(self, input: ec.RecordedTrialsInput) -> ec.RecordedTrialsResult:
+        """The trials of a run the store holds: what a resumed suite does not run again."""
+        detail = await self._store().get_run(input.run_id)
+        trials = detail.trials if detail else []
+        return ec.RecordedTrialsResult(
+            trials=[ec.RecordedTrial(case_name=t.case_name, trial=t.trial, status=t.status) for t in trials]
+        )
+
+    @activity.defn(name=ec.FINISH_FROM_STORE)
+    @_fail_fast_on_adk_errors
+    async def finish_from_store(self, input: ec.FinishFromStoreInput) -> ec.FinishFromStoreResult:
+        """Combine a run's stored trials into cases, record the cases, summary and status, and return them."""
+        store = self._store()
+        detail = await store.get_run(input.run_id)
+        trials = detail.trials if detail else []
+        by_case: dict[str, list] = {}
+        for trial in sorted(trials, key=lambda t: t.trial):
+            by_case.setdefault(trial.case_name, []).append(trial.to_result())
+        results = [combine_trials(by_case[name]) for name in input.case_names if by_case.get(name)]
+        summary = summarize(results, skipped=len(input.case_names) - len(results))
+        status = "passed" if summary.skipped == 0 and results and all(r.passed for r in results) else "failed"
+        await store.finish_run(input.run_id, status=status, summary=summary,
+                               cases=[CaseRecord.from_result(r) for r in results], end_time=input.end_time)  # fmt: skip
+        shown = results[: input.max_results]
+        return ec.FinishFromStoreResult(summary=summary, results=shown, results_omitted=len(results) - len(shown),
+                                        status=status)  # fmt: skip

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from adk_core.eval import EvalSummary
+from adk_core.eval import EvalResult, EvalSummary
 from adk_core.eval.store import CaseRecord, RunRecord, TrialRecord
 
 LIST_CASES = "adk.eval_list_cases"
 RECORD_RUN = "adk.eval_record_run"
 RECORD_TRIAL = "adk.eval_record_trial"
 FINISH_RUN = "adk.eval_finish_run"
-EVAL_ACTIVITY_NAMES = (LIST_CASES, RECORD_RUN, RECORD_TRIAL, FINISH_RUN)
+RECORDED_TRIALS = "adk.eval_recorded_trials"
+FINISH_FROM_STORE = "adk.eval_finish_from_store"
+EVAL_ACTIVITY_NAMES = (LIST_CASES, RECORD_RUN, RECORD_TRIAL, FINISH_RUN, RECORDED_TRIALS, FINISH_FROM_STORE)
 
 
 class ListCasesInput(BaseModel):
@@ -48,3 +50,36 @@ class FinishRunInput(BaseModel):
     summary: EvalSummary
     cases: list[CaseRecord] = Field(default_factory=list)
     end_time: float
+
+
+class RecordedTrialsInput(BaseModel):
+    run_id: str
+
+
+class RecordedTrial(BaseModel):
+    case_name: str
+    trial: int
+    status: str
+
+
+class RecordedTrialsResult(BaseModel):
+    trials: list[RecordedTrial] = Field(default_factory=list)
+
+
+class FinishFromStoreInput(BaseModel):
+    """Close a run from the trials the store holds (a suite that continued as new or resumed keeps
+    no results in memory)."""
+
+    run_id: str
+    case_names: list[str]
+    """The suite's cases in order; one without a recorded trial counts as skipped."""
+    end_time: float
+    max_results: int = 1_000
+    """Return at most this many case results (the rest stay in the store)."""
+
+
+class FinishFromStoreResult(BaseModel):
+    summary: EvalSummary
+    results: list[EvalResult] = Field(default_factory=list)
+    results_omitted: int = 0
+    status: str

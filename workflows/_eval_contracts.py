@@ -14,6 +14,15 @@ EVAL_WORKFLOW_PREFIX = "adk-eval/"
 """Suite workflow ids are ``adk-eval/<run id>``; without a run_id in the input the rest of the id is it."""
 MAX_RUN_ID_LENGTH = 100
 """Run ids become part of session ids and app names (256 characters at most)."""
+DEFAULT_MAX_HISTORY_EVENTS = 4_000
+"""A suite continues as new once its history holds this many events (or when Temporal suggests it,
+whichever comes first): about 6 events per trial, so some 600 trials per run of the chain."""
+MAX_UNRECORDED_TRIALS = 2_000
+"""Without the results store (``record=false``) a suite keeps every result in memory and cannot
+continue as new, so its history and its result must fit one run: at most this many trials."""
+MAX_RESULTS_INLINE = 1_000
+"""A suite that continued as new (or resumed) returns at most this many case results; the rest
+stay in the results store (``results_omitted`` says how many)."""
 
 
 class EvalSuiteInput(BaseModel):
@@ -31,12 +40,27 @@ class EvalSuiteInput(BaseModel):
     """Start no further trial once one has not passed; cases that never started count as skipped."""
     record: bool = True
     """Write the run, its trials and cases to the results store (adk_core.eval.store)."""
+    resume: int = 0
+    """0: a new run. n >= 1: the n-th resume of ``run_id`` (``adkt eval resume``): trials the store
+    already holds are not run again; the others run in sessions of their own (``<trial>.<n>``)."""
+    max_history_events: int | None = None
+    """Continue as new once the history holds this many events (default DEFAULT_MAX_HISTORY_EVENTS,
+    or earlier when Temporal suggests it). Only with ``record``: the results store carries the results."""
+    carry: SuiteCarry | None = None
+    """Set by the suite itself when it continues as new (what it did so far); never by a caller."""
 
-    @field_validator("trials", "max_concurrency")
+    @field_validator("trials", "max_concurrency", "max_history_events")
     @classmethod
     def _positive(cls, value: int | None) -> int | None:
         if value is not None and value < 1:
             raise ValueError(f"must be >= 1 or null, not {value}")
+        return value
+
+    @field_validator("resume")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must be 0 (a new run) or the number of the resume, not {value}")
         return value
 
 
@@ -48,6 +72,8 @@ class EvalCaseInput(BaseModel):
     run_id: str
     trial: int = 0
     record: bool = True
+    attempt: int = 0
+    """0, or the resume that runs this trial again (its sessions are then ``<trial>.<attempt>``)."""
 
 
 class EvalSuiteRunResult(EvalSuiteResult):
@@ -56,6 +82,11 @@ class EvalSuiteRunResult(EvalSuiteResult):
 
     run_id: str
     suite: str
+    results_omitted: int = 0
+    """Cases left out of ``results`` (a suite larger than MAX_RESULTS_INLINE that continued as new or
+    resumed); every case and trial is in the results store (``adkt eval show RUN``)."""
+    continued_as_new: int = 0
+    """How many times the suite continued as new."""
 
 
 class EvalProgress(BaseModel):
@@ -71,3 +102,20 @@ class EvalProgress(BaseModel):
     skipped: int = 0
     running: list[str] = Field(default_factory=list)
     """``case#trial`` of the trials running now."""
+
+
+class SuiteCarry(BaseModel):
+    """What one run of a suite hands the next when it continues as new. Bounded: counters and a
+    position, never results (those are in the results store)."""
+
+    next: int = 0
+    """Index of the next trial to start, in the plan's order (cases in order, then trial numbers)."""
+    progress: EvalProgress = Field(default_factory=EvalProgress)
+    stopped: bool = False
+    """stop_on_first_failure fired: nothing further starts."""
+    start_time: float = 0.0
+    hops: int = 0
+    """Runs so far that continued as new."""
+
+
+EvalSuiteInput.model_rebuild()

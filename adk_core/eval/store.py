@@ -70,8 +70,8 @@ class TrialRecord(BaseModel):
     def to_result(self) -> EvalResult:
         """The trial as an EvalResult (no events: they are in its session)."""
         return EvalResult(
-            name=self.case_name, status=self.status, trial=self.trial, metrics=self.metrics, error=self.error,  # type: ignore[arg-type]
-            termination_reason=self.termination_reason, turns=self.turns, duration_ms=self.duration_ms,  # type: ignore[arg-type]
+            name=self.case_name, status=self.status, trial=self.trial, metrics=self.metrics, error=self.error,
+            termination_reason=self.termination_reason, turns=self.turns, duration_ms=self.duration_ms,
             token_usage=self.token_usage, session=self.session, measurements=self.measurements,
         )
 
