@@ -86,6 +86,16 @@ class SessionService(abc.ABC):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete a session and its events. Deleting a missing session is not an error."""
 
+    async def delete_user(self, *, app_name: str, user_id: str) -> None:
+        """Delete every session of ``user_id`` in ``app_name`` with its events, and the user's ``user:``
+        state. Deleting a user with nothing stored is not an error.
+
+        Stores that cannot (a durable run's session service) raise UnsupportedOperationError."""
+        raise UnsupportedOperationError(
+            f"delete_user is not available on {type(self).__name__}; call it on the store itself "
+            "(InMemorySessionService, DatabaseSessionService) or use `adkt users delete`"
+        )
+
     @abc.abstractmethod
     async def append_event(self, session: Session, event: Event) -> Event:
         """Store ``event`` and apply it to ``session`` (the caller's copy).

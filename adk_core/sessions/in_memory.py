@@ -97,6 +97,14 @@ class InMemorySessionService(SessionService):
         self._sessions.pop((app_name, user_id, session_id), None)
         self._event_json.pop((app_name, user_id, session_id), None)
 
+    async def delete_user(self, *, app_name: str, user_id: str) -> None:
+        validate_id("app name", app_name)
+        validate_id("user id", user_id)
+        for key in [k for k in self._sessions if k[:2] == (app_name, user_id)]:
+            self._sessions.pop(key, None)
+            self._event_json.pop(key, None)
+        self._user_state.pop((app_name, user_id), None)
+
     async def append_event(self, session: Session, event: Event) -> Event:
         validate_session_key(session.app_name, session.user_id, session.id)
         if prepare_event_for_storage(event) is None:

@@ -52,9 +52,6 @@ MERGE_USER_STATE = _user_insert.on_conflict_do_update(
     set_={"state": concat(user_states.c.state, _user_insert.excluded.state), "update_time": P("now")},
 )
 
-DELETE_EVENTS = sa.delete(events).where(*_ITS_EVENTS)
-DELETE_SESSION = sa.delete(sessions).where(*_THIS_SESSION)
-
 USER_STATE = sa.select(user_states.c.state).where(
     user_states.c.app_name == P("app"), user_states.c.user_id == P("user")
 )

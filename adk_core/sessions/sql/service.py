@@ -31,6 +31,7 @@ from adk_core.sessions.base import (
     unique_events,
 )
 from adk_core.sql import SqlStore, dumps, dumps_model, store_errors
+from adk_core.sql.erase import erase_session, erase_user
 from adk_core.sql.held import Statement, driver_sql, held_connections
 from adk_core.state import merge_state, split_delta, validate_state_delta
 from adk_core.types import Event
@@ -164,11 +165,17 @@ class DatabaseSessionService(SqlStore, SessionService):
 
     @store_errors
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session and everything of it in this database (``adk_core.sql.erase``): events,
+        memory entries, its artifacts, streamed partials, simulator sessions, eval trials. The
+        Temporal workflows and the large payloads they reference: ``adk_temporal.deletion``."""
         validate_session_key(app_name, user_id, session_id)
-        params = {"app": app_name, "user": user_id, "sid": session_id}
-        async with self._engine.begin() as conn:
-            await conn.execute(q.DELETE_EVENTS, params)
-            await conn.execute(q.DELETE_SESSION, params)
+        await erase_session(self._engine, app_name, user_id, session_id)
+
+    @store_errors
+    async def delete_user(self, *, app_name: str, user_id: str) -> None:
+        validate_id("app name", app_name)
+        validate_id("user id", user_id)
+        await erase_user(self._engine, app_name, user_id)
 
     @store_errors
     async def append_event(self, session: Session, event: Event) -> Event:

@@ -249,6 +249,22 @@ async def test_delete_removes_the_session_and_its_events(service: SessionService
     assert [e.timestamp for e in (await reget(service, again)).events] == [2.0]
 
 
+async def test_delete_user_removes_their_sessions_and_user_state_only(service: SessionService, app_name: str) -> None:
+    for user in ("gone", "kept"):
+        for sid in ("s1", "s2"):
+            session = await service.create_session(app_name=app_name, user_id=user, session_id=sid)
+            await service.append_event(session, event(f"{user}-{sid}", 1.0, {"user:k": user, "app:a": 1}))
+    await service.delete_user(app_name=app_name, user_id="gone")
+    assert (await service.list_sessions(app_name=app_name, user_id="gone")).sessions == []
+    assert await service.get_user_state(app_name=app_name, user_id="gone") == {}
+    assert [s.id for s in (await service.list_sessions(app_name=app_name, user_id="kept")).sessions] == ["s1", "s2"]
+    assert await service.get_user_state(app_name=app_name, user_id="kept") == {"k": "kept"}
+    assert await service.get_app_state(app_name=app_name) == {"a": 1}  # app: state is not the user's
+    await service.delete_user(app_name=app_name, user_id="gone")  # again: nothing left, no error
+    with pytest.raises(InvalidInputError, match="user id"):
+        await service.delete_user(app_name=app_name, user_id=" gone")
+
+
 # --- state routing, temp:, partial events ----------------------------------------------------------
 
 
