@@ -1,5 +1,6 @@
 // The dev chat page: no build step, one module. It uses only the HTTP API (/api/v1, docs/web.md).
 import { h, pretty, when } from "./dom.js";
+import { renderEvalRoute, saveSessionAsCase } from "./evals.js";
 
 const main = document.getElementById("main");
 const API = "/api/v1";
@@ -202,7 +203,9 @@ async function renderChat(app, user, session) {
       h("div", { class: "row", style: "margin-top:10px" }, h("button", { onclick: () => go(newSessionId()), "data-testid": "new-session" }, "New session"))),
     h("div", { class: "card" }, h("b", {}, "Sessions"), ctx.list));
   const convo = h("div", {},
-    h("div", { class: "convo-head" }, h("h1", {}, app), h("span", { class: "muted mono" }, `${user} · ${session}`), workflow),
+    h("div", { class: "convo-head" }, h("h1", {}, app), h("span", { class: "muted mono" }, `${user} · ${session}`), workflow,
+      h("button", { class: "save-case", "data-testid": "save-case", title: "download this conversation as an eval case (docs/eval.md)",
+        onclick: () => saveSessionAsCase(api, sessionPath(app, user, session), session, status) }, "Save as eval case")),
     h("details", { class: "card" }, h("summary", {}, "session state"), ctx.state),
     ctx.log, ctx.pending, status, h("div", { class: "composer" }, text, send),
     h("label", { class: "hint inline" }, ctx.tokens, " stream tokens (partial events, for models that stream)"));
@@ -266,78 +269,12 @@ async function streamTurn(ctx, message, status, send) {
   }
 }
 
-// --- eval runs (read-only) -----------------------------------------------------------------------
-function statusBadge(status) {
-  const kind = { passed: "done", completed: "done", running: "pending", failed: "failed", error: "failed", errors: "failed",
-    not_evaluated: "not-evaluated" }[status] || "";
-  return h("span", { class: `badge ${kind}` }, status);
-}
-
-async function renderEvals() {
-  let runs;
-  try { ({ runs } = await api("/evals/runs?limit=100")); } catch (e) {
-    main.replaceChildren(h("div", { class: "error" }, `${e.kind}: ${e.message}`)); return;
-  }
-  const rows = runs.map((r) => h("tr", {},
-    h("td", {}, h("a", { href: `#/evals/${enc(r.run_id)}`, class: "mono" }, r.run_id)), h("td", { class: "mono" }, r.suite),
-    h("td", {}, r.mode), h("td", {}, statusBadge(r.status)),
-    h("td", {}, r.summary ? `${r.summary.passed}/${r.summary.total} passed` : "—"), h("td", {}, when(r.start_time))));
-  main.replaceChildren(h("h1", {}, "Eval runs"), h("p", { class: "muted" }, "Stored by ", h("code", {}, "adkt eval run"), "; newest first. Read-only."),
-    runs.length ? h("table", { "data-testid": "runs" }, h("tr", {}, ["run", "suite", "mode", "status", "result", "started"].map((c) => h("th", {}, c))), rows)
-      : h("div", { class: "card muted" }, "No eval runs stored yet: ", h("code", {}, "adkt eval run CASES"), " stores one."));
-}
-
-function summaryText(summary) {
-  if (!summary) return "—";
-  const k = summary.pass_hat_k === null || summary.pass_hat_k === undefined ? "" : ` · pass^${summary.k} ${summary.pass_hat_k.toFixed(2)}`;
-  const unchecked = summary.not_evaluated ? `, ${summary.not_evaluated} not evaluated` : "";
-  return `${summary.passed} passed, ${summary.failed} failed, ${summary.errors} errors${unchecked} of ${summary.total}${k}`;
-}
-
-function metricsView(metrics) {
-  const mark = (m) => (m.passed ? ["pass", "✓ "] : m.evaluated === false ? ["unchecked", "? "] : ["fail", "✗ "]);
-  return Object.entries(metrics || {}).map(([name, m]) => h("div", { title: m.evaluated === false ? (m.evidence || []).join("; ") : "" },
-    h("span", { class: mark(m)[0] }, mark(m)[1]), name,
-    m.score !== null && m.score !== undefined ? h("span", { class: "muted" }, ` ${Number(m.score).toFixed(2)}`) : null));
-}
-
-// Mirrors adk_core.eval.results.not_evaluated_reason: why nothing checked this trial.
-function notEvaluatedReason(t) {
-  if (t.status !== "not_evaluated") return "";
-  const skipped = Object.entries(t.metrics || {}).filter(([, m]) => m.evaluated === false);
-  if (!Object.keys(t.metrics || {}).length) return "not evaluated: the case has no metrics";
-  return "not evaluated: " + skipped.map(([name, m]) => `${name} (${(m.evidence || []).join("; ")})`).join(", ");
-}
-
-async function renderRun(runId) {
-  let detail;
-  try { detail = await api(`/evals/runs/${enc(runId)}`); } catch (e) {
-    main.replaceChildren(h("div", { class: "error" }, `${e.kind}: ${e.message}`), h("a", { href: "#/evals" }, "← all runs")); return;
-  }
-  const { run, cases, trials } = detail;
-  const sessionLink = (s) => (s ? h("a", { href: `#/chat/${enc(s.app_name)}/${enc(s.user_id)}/${enc(s.session_id)}`, class: "mono" }, short(s.session_id, 24)) : "—");
-  main.replaceChildren(
-    h("a", { href: "#/evals" }, "← all runs"), h("h1", {}, run.run_id),
-    h("div", { class: "kv card", "data-testid": "run" }, [
-      ["suite", h("span", { class: "mono" }, run.suite)], ["mode", run.mode], ["status", statusBadge(run.status)],
-      ["started", when(run.start_time)], ["ended", when(run.end_time) || "—"], ["summary", summaryText(run.summary)],
-    ].flatMap(([k, v]) => [h("div", { class: "muted" }, k), h("div", {}, v)])),
-    h("h2", {}, `Cases (${cases.length})`),
-    h("table", { "data-testid": "cases" }, h("tr", {}, ["case", "status", "trials passed", "pass^k", "duration"].map((c) => h("th", {}, c))),
-      cases.map((c) => h("tr", {}, h("td", {}, c.case_name), h("td", {}, statusBadge(c.status)), h("td", {}, `${c.passed_trials}/${c.trials}`),
-        h("td", {}, c.pass_hat_k === null || c.pass_hat_k === undefined ? "—" : c.pass_hat_k.toFixed(2)), h("td", {}, `${Math.round(c.duration_ms)} ms`)))),
-    h("h2", {}, `Trials (${trials.length})`),
-    h("table", { "data-testid": "trials" }, h("tr", {}, ["case", "trial", "status", "metrics", "turns", "session", "error"].map((c) => h("th", {}, c))),
-      trials.map((t) => h("tr", {}, h("td", {}, t.case_name), h("td", {}, t.trial), h("td", {}, statusBadge(t.status)), h("td", {}, metricsView(t.metrics)),
-        h("td", {}, t.turns), h("td", {}, sessionLink(t.session)), h("td", {}, t.error ? `${t.error.phase}: ${t.error.message}` : notEvaluatedReason(t) || t.termination_reason || "")))));
-}
-
 // --- routing -------------------------------------------------------------------------------------
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-  const view = parts[0] === "evals" ? "evals" : "chat";
+  const view = parts[0].startsWith("eval") ? "evals" : "chat";
   document.querySelectorAll("#nav a[data-view]").forEach((a) => a.classList.toggle("active", a.dataset.view === view));
-  if (view === "evals") return parts[1] ? renderRun(parts[1]) : renderEvals();
+  if (view === "evals") return renderEvalRoute(parts, { api, eventView, main });
   return renderChat(parts[1], parts[2], parts[3]);
 }
 
