@@ -7,16 +7,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from adkt.client import AdkClient, connect
 from examples.w1 import EXPECTED_FINAL_TEXT, USER_MESSAGE
+from tests.integration.processes import stop_process, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -31,28 +30,6 @@ def _adkt(*args: str, cwd: Path, log: Path) -> subprocess.Popen:
                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
 
-async def _wait_for(check, what: str, procs: list[subprocess.Popen], logs: list[Path], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        for proc, log in zip(procs, logs, strict=True):
-            if proc.poll() is not None:
-                raise AssertionError(f"{what}: a process exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        assert time.monotonic() < deadline, f"{what} not ready in {timeout} s:\n" + "\n".join(
-            log.read_text()[-2000:] for log in logs
-        )
-        await asyncio.sleep(0.2)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 async def test_dev_and_a_second_worker_for_another_app_serve_twenty_sends(tmp_path: Path) -> None:
     dev_log, shop_log = tmp_path / "dev.log", tmp_path / "shop.log"
     state_file = tmp_path / ".adk" / "dev.json"
@@ -60,13 +37,13 @@ async def test_dev_and_a_second_worker_for_another_app_serve_twenty_sends(tmp_pa
                 log=dev_log)
     procs, logs = [dev], [dev_log]
     try:
-        await _wait_for(state_file.exists, "adkt dev", procs, logs)
+        await wait_until(state_file.exists, "adkt dev", timeout=120, procs=procs, logs=logs)
         state = json.loads(state_file.read_text())
         # The newcomer's own worker finds the dev stack by .adk/dev.json, like every other command.
         shop = _adkt("worker", "--app", "tests.integration.newcomer.shop:app", cwd=tmp_path, log=shop_log)
         procs.append(shop)
         logs.append(shop_log)
-        await _wait_for(lambda: "worker for shop" in shop_log.read_text(), "the shop worker", procs, logs)
+        await wait_until(lambda: "worker for shop" in shop_log.read_text(), "the shop worker", timeout=120, procs=procs, logs=logs)
 
         client = AdkClient(await connect(state["address"], namespace=state["namespace"]))
 
@@ -83,4 +60,4 @@ async def test_dev_and_a_second_worker_for_another_app_serve_twenty_sends(tmp_pa
         assert "serves no app" not in dev_log.read_text() + shop_log.read_text()
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop_process(proc)

@@ -36,6 +36,7 @@ from adkt.web.api.backend import ApiBackend
 from adkt.web.api.models import AppInfo
 from adkt.web.deliver import temporal_deliver
 from adkt.web.serve import serving
+from tests.integration.processes import stop_process, wait_until
 from tests.integration.test_simulator_durable import wait_for_head
 from tests.integration.upgrade_app import APP_NAME, SIM_APP_NAME
 
@@ -61,32 +62,12 @@ def _worker(build: str, deployment: str, server: TemporalDevServer, database_url
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-async def _until(check, what: str, timeout: float, logs: list[Path]) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, f"{what} not within {timeout} s:\n" + "\n".join(
-            log.read_text()[-2000:] for log in logs
-        )
-        await asyncio.sleep(0.25)
-
-
 async def _adkt(*args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))} | {"COLUMNS": "200"}
     env |= extra_env
     command = [sys.executable, "-m", "adkt.main", *args]
     return await asyncio.to_thread(subprocess.run, command, cwd=REPO, env=env, capture_output=True, text=True,
                                    timeout=120)  # fmt: skip
-
-
-def _stop(proc: subprocess.Popen) -> int:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        return proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-        raise AssertionError(f"{proc.args[:6]} did not stop within 30 s of SIGTERM") from None
 
 
 async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
@@ -145,7 +126,7 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
             on_v1[:] = await pinned_runs(client, WorkerVersion(deployment, "v1"))
             return {i for i in on_v1 if "/eval/" not in i and "adk-eval/" not in i} | {f"adk-eval/{deployment}"} == held
 
-        await _until(only_held_left, "the idle conversations' move", 30, logs)
+        await wait_until(only_held_left, "the idle conversations' move", timeout=30, logs=logs)
         idle_moved = time.monotonic() - switched
         assert held <= set(on_v1), on_v1
         status = await _adkt("deployment", "status", deployment, "v1", "--address", temporal_server.address)
@@ -175,7 +156,7 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
         async def simulated_moved() -> bool:
             return await run_version(client, f"adk-session/{SIM_APP_NAME}/u/sim") == f"{deployment}:v2"
 
-        await _until(simulated_moved, "the simulated conversation's move", 30, logs)
+        await wait_until(simulated_moved, "the simulated conversation's move", timeout=30, logs=logs)
         # The dev page's API says where the conversation runs (the page shows it beside the workflow link).
         backend = ApiBackend.open(adk, database_url, apps=[AppInfo(name=APP_NAME)])
         try:
@@ -194,10 +175,10 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
             return await pinned_runs(client, WorkerVersion(deployment, "v1")) == []
 
         last_pinned_done = time.monotonic()
-        await _until(drained, "v1 drained", 60, logs)
+        await wait_until(drained, "v1 drained", timeout=60, logs=logs)
         drain = time.monotonic() - switched
         drain_after_last = time.monotonic() - last_pinned_done
-        assert _stop(v1) == 0
+        assert stop_process(v1, sig=signal.SIGTERM, timeout=30) == 0
 
         failed = [w.id async for w in client.list_workflows('ExecutionStatus="Failed"')
                   if APP_NAME in w.id or deployment in w.id]  # fmt: skip
@@ -216,4 +197,4 @@ async def test_rolling_upgrade_moves_conversations_at_turn_boundaries(
         await asyncio.gather(*slow, suite, asking, return_exceptions=True)
         for proc in (v2, v1):
             if proc is not None and proc.poll() is None:
-                _stop(proc)
+                stop_process(proc, sig=signal.SIGTERM, timeout=30)

@@ -12,17 +12,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from adkt.client import AdkClient, connect
+from tests.integration.processes import stop_process, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -134,26 +133,6 @@ def _start(command: list[str], project: Path, log: Path, **env: str) -> subproce
                                 start_new_session=True)  # fmt: skip
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-            raise AssertionError(f"{proc.args} did not stop within 60 s of SIGINT") from None
-
-
-async def _wait_until(check, what: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if proc.poll() is not None:
-            raise AssertionError(f"{what}: exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        assert time.monotonic() < deadline, f"{what} not ready in {timeout} s:\n{log.read_text()[-3000:]}"
-        await asyncio.sleep(0.2)
-
-
 async def _adkt(project: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     command = [ADKT, *args]
     return await asyncio.to_thread(subprocess.run, command, cwd=project, env=_env(project), capture_output=True,
@@ -177,7 +156,7 @@ async def test_a_project_with_its_own_workflows_activities_and_worker(tmp_path: 
         dev, dev_log = start("dev", [ADKT, "dev", "--app", "agent.py", "--port", "0", "--ui-port", "0",
                                      "--sim-port", "0"])  # fmt: skip
         state_file = project / ".adk" / "dev.json"
-        await _wait_until(state_file.exists, "adkt dev", dev, dev_log)
+        await wait_until(state_file.exists, "adkt dev", timeout=120, procs=[dev], logs=[dev_log])
         state = json.loads(state_file.read_text())
 
         # adkt run: through the dev stack's worker.
@@ -194,12 +173,12 @@ async def test_a_project_with_its_own_workflows_activities_and_worker(tmp_path: 
         worker, worker_log = start("adkt-worker", [ADKT, "worker", "--app", "agent:app", "--task-queue", "adkt-queue",
                                                    "--address", state["address"], "--database-url",
                                                    state["database_url"]])  # fmt: skip
-        await _wait_until(lambda: "worker for greeter" in worker_log.read_text(), "adkt worker", worker, worker_log)
+        await wait_until(lambda: "worker for greeter" in worker_log.read_text(), "adkt worker", timeout=120, procs=[worker], logs=[worker_log])
 
         # The user's own worker.py serves the agent and the user's own workflow on one worker.
         own, own_log = start("own-worker", [sys.executable, "worker.py"], TEMPORAL_ADDRESS=state["address"],
                              ADK_DATABASE_URL=state["database_url"])  # fmt: skip
-        await _wait_until(lambda: "user worker polling" in own_log.read_text(), "the user's worker", own, own_log)
+        await wait_until(lambda: "user worker polling" in own_log.read_text(), "the user's worker", timeout=120, procs=[own], logs=[own_log])
 
         client = await connect(state["address"], namespace=state["namespace"])
         greeting = await client.execute_workflow("GreetingWorkflow", "Ada", id=f"greet-{uuid.uuid4().hex[:8]}",
@@ -216,4 +195,4 @@ async def test_a_project_with_its_own_workflows_activities_and_worker(tmp_path: 
         assert "Traceback" not in "".join(log.read_text() for log in logs)
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop_process(proc)

@@ -20,6 +20,7 @@ import pytest
 from adk_core.sql import migrate
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
+from tests.integration.processes import wait_exit, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -35,13 +36,6 @@ def _start(server: TemporalDevServer, database_url: str, folder: Path, log: Path
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-async def _until(check, what: str, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what} not within {timeout} s:\n{log.read_text()[-3000:]}"
-        await asyncio.sleep(0.1)
-
-
 def _get(url: str) -> tuple[int, dict | str]:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -55,15 +49,6 @@ def _get(url: str) -> tuple[int, dict | str]:
         return status, body
 
 
-def _wait_exit(proc: subprocess.Popen, timeout: float) -> int:
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-        raise AssertionError(f"the worker did not exit within {timeout} s") from None
-
-
 async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
     temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
 ) -> None:
@@ -72,7 +57,7 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
     first = _start(temporal_server, database_url, tmp_path, first_log, "--graceful-timeout", "20", "--health-port", "0")
     second: subprocess.Popen | None = None
     try:
-        await _until(lambda: "health: http" in first_log.read_text(), "the health endpoint", first_log)
+        await wait_until(lambda: "health: http" in first_log.read_text(), "the health endpoint", timeout=60, logs=[first_log], interval=0.1)
         base = re.search(r"health: (http://\S+)/livez", first_log.read_text()).group(1)  # type: ignore[union-attr]
         assert _get(f"{base}/livez") == (200, "ok\n")
         status, ready = _get(f"{base}/readyz")
@@ -80,11 +65,11 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
 
         client = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace))
         turn = asyncio.ensure_future(client.send("lifecycle", "u", "s1", "write the q3 report"))
-        await _until(lambda: (tmp_path / "started").exists(), "the tool's start", first_log)
+        await wait_until(lambda: (tmp_path / "started").exists(), "the tool's start", timeout=60, logs=[first_log], interval=0.1)
 
         stopped_at = time.monotonic()
         os.killpg(first.pid, signal.SIGTERM)
-        code = _wait_exit(first, timeout=30)
+        code = wait_exit(first, timeout=30)
         waited = time.monotonic() - stopped_at
         output = first_log.read_text()
         assert code == 0, output[-3000:]
@@ -103,4 +88,4 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
         for proc in (first, second):
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
-                _wait_exit(proc, timeout=30)
+                wait_exit(proc, timeout=30)
