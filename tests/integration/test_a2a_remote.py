@@ -10,6 +10,7 @@ import pytest
 
 from adk_core import InMemoryRunner, SequentialAgent
 from adk_core.a2a import A2aCallError, RemoteA2aAgent
+from adk_core.errors import ConfigurationError
 from tests.a2a_servers.helpers import EchoExecutor, echo_app, serving
 from tests.mcp_servers.helpers import free_port
 
@@ -65,3 +66,10 @@ async def test_a_card_without_an_http_interface_is_refused_with_what_to_fix() ->
             await remote.connection.card()
         events = await runner_for(remote).run("hi")
     assert events[-1].error_code == "A2A_CALL_FAILED"
+
+
+def test_poll_settings_out_of_order_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="poll_interval <= poll_budget <= max_wait"):
+        RemoteA2aAgent(name="x", agent_card="http://h/", poll_budget=timedelta(seconds=10), max_wait=timedelta(seconds=1))
+    with pytest.raises(ConfigurationError, match="not an http"):
+        RemoteA2aAgent(name="x", agent_card="localhost:8001")

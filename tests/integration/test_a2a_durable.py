@@ -1,0 +1,90 @@
+"""Two apps on one durable stack, one delegating to the other over A2A: the specialist served by
+adkt.a2a_server (a real a2a-sdk server on loopback), the front app's RemoteA2aAgent sending and
+polling in run_tool activities. Also the served side alone, with the a2a-sdk's own client: the
+card, a message sent twice under one message id (one turn), tasks/get and message/stream."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.helpers import get_artifact_text, new_text_part
+from a2a.types import GetTaskRequest, Message, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from temporalio.api.enums.v1 import EventType
+
+from adk_temporal.workflows import session_workflow_id
+from adkt.a2a_server import app_a2a_server
+from tests.a2a_servers.helpers import serving
+from tests.integration import a2a_apps
+from tests.integration.conftest import DurableStack
+from tests.mcp_servers.helpers import free_port
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
+
+
+async def _served_specialist(durable_stack: DurableStack) -> tuple[str, int]:
+    name = f"a2a_specialist_{uuid.uuid4().hex[:6]}"
+    durable_stack.register(a2a_apps.specialist_app(name))
+    return name, free_port()
+
+
+async def test_front_app_delegates_to_the_served_app_through_activities(durable_stack: DurableStack) -> None:
+    specialist, port = await _served_specialist(durable_stack)
+    front = durable_stack.register(a2a_apps.front_app(f"http://127.0.0.1:{port}/", name=f"a2a_front_{uuid.uuid4().hex[:6]}"))
+    server = app_a2a_server(durable_stack.client, specialist, url=f"http://127.0.0.1:{port}/")
+    session = f"s-{uuid.uuid4().hex[:6]}"
+    async with serving(server, port):
+        first = await durable_stack.client.send(front.name, "u1", session, "what is 2+2?")
+        second = await durable_stack.client.send(front.name, "u1", session, "and 3+3?")
+    assert first.final_text == "specialist says: what is 2+2?"
+    assert second.final_text == "specialist says: and 3+3?"
+    stored = await durable_stack.sessions.get_session(app_name=front.name, user_id="u1", session_id=session)
+    assert stored is not None
+    answers = [e for e in stored.events if e.author == "specialist_remote"]
+    assert [e.custom_metadata["a2a"]["state"] for e in answers] == ["completed", "completed"]
+    context = answers[0].custom_metadata["a2a"]["context_id"]
+    assert answers[1].custom_metadata["a2a"]["context_id"] == context  # one remote conversation
+    remote = await durable_stack.sessions.get_session(app_name=specialist, user_id="a2a", session_id=context)
+    assert remote is not None and [e.content.text for e in remote.events if e.author == "user"] == [
+        "what is 2+2?", "and 3+3?"
+    ]
+    # The remote calls ran as activities of the front conversation, visible in its history.
+    handle = durable_stack.client.client.get_workflow_handle(session_workflow_id(front.name, "u1", session))
+    summaries = [
+        e.user_metadata.summary.data.decode()
+        async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert any("specialist_remote -> specialist_remote.a2a_send" in s for s in summaries), summaries
+
+
+async def test_served_app_answers_a2a_clients_once_per_message_id(durable_stack: DurableStack) -> None:
+    specialist, port = await _served_specialist(durable_stack)
+    server = app_a2a_server(durable_stack.client, specialist, url=f"http://127.0.0.1:{port}/", description="answers")
+    context = f"ctx-{uuid.uuid4().hex[:6]}"
+
+    def request(text: str, message_id: str) -> SendMessageRequest:
+        message = Message(role=Role.ROLE_USER, message_id=message_id, context_id=context, parts=[new_text_part(text)])
+        return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=False))
+
+    async with serving(server, port) as url:
+        client = await create_client(url, ClientConfig(streaming=False))
+        assert client._card.name == specialist and client._card.description == "answers"  # noqa: SLF001
+        tasks = [ev.task for _ in range(2) async for ev in client.send_message(request("hello", "m-1"))]
+        assert [t.status.state for t in tasks] == [TaskState.TASK_STATE_COMPLETED] * 2
+        assert tasks[0].id != tasks[1].id  # two A2A tasks ...
+        again = await client.get_task(GetTaskRequest(id=tasks[0].id))
+        assert [get_artifact_text(a) for a in again.artifacts] == ["specialist says: hello"]
+        await client.close()
+        streaming = await create_client(url, ClientConfig(streaming=True))
+        events = [ev async for ev in streaming.send_message(request("streamed", "m-2"))]
+        await streaming.close()
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert [get_artifact_text(e.artifact_update.artifact) for e in events if e.HasField("artifact_update")] == [
+        "specialist says: streamed"
+    ]
+    remote = await durable_stack.sessions.get_session(app_name=specialist, user_id="a2a", session_id=context)
+    assert remote is not None  # ... one turn each message id: the repeat got the first turn's answer
+    assert [e.content.text for e in remote.events if e.author == "user"] == ["hello", "streamed"]
+
