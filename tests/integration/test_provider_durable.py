@@ -16,9 +16,11 @@ from adk_core import App, LlmAgent
 from adk_core.models import GenerateContentConfig, ThinkingConfig
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
+from adk_core.models.pricing import COST_KEY
 from adkt.embedded import temporal_binary
 from examples.w1 import USER_MESSAGE, build_agent
 from tests.integration.conftest import DurableStack
+from tests.unit.models.cache_sim import INSTRUCTION, SimulatedAnthropic
 
 pytestmark = pytest.mark.integration
 
@@ -91,6 +93,25 @@ async def test_a_parameter_the_model_refuses_stays_out_of_the_durable_call(durab
     [request] = seen
     body = json.loads(request.content)
     assert body["model"] == "claude-opus-4-7" and "temperature" not in body
+
+
+async def test_claude_reads_its_prompt_cache_across_durable_turns(durable_stack: DurableStack) -> None:
+    # The activity builds each body from stored events (history by reference): the breakpoints must
+    # land where the in-process runner puts them, and the cache read reach the event's usage and cost.
+    provider = SimulatedAnthropic()
+    model = AnthropicModel("claude-sonnet-4-5", api_key=SECRET, http_client=provider.client())
+    app = durable_stack.register(App(name=f"cache_{uuid.uuid4().hex[:6]}",
+                                     root_agent=LlmAgent(name="t", model=model, instruction=INSTRUCTION)))  # fmt: skip
+    await durable_stack.client.run_once(app.name, "u1", "s1", "Plan a trip to Lisbon.")
+    second = await durable_stack.client.run_once(app.name, "u1", "s1", "And to Porto?")
+
+    [first_usage, second_usage] = provider.usages
+    assert first_usage["cache_read_input_tokens"] == 0 and first_usage["cache_creation_input_tokens"] > 1024
+    assert second_usage["cache_read_input_tokens"] == first_usage["cache_creation_input_tokens"]
+    [event] = [e for e in second.events if e.usage_metadata]
+    assert event.usage_metadata is not None and event.custom_metadata is not None
+    assert event.usage_metadata["cached_content_token_count"] == second_usage["cache_read_input_tokens"]
+    assert event.custom_metadata[COST_KEY] > 0
 
 
 def _get_weather(city: str) -> dict[str, object]:
