@@ -37,6 +37,7 @@ from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, Eval
 from adkt.client import AdkClient, TurnFailedError
 from adkt.embedded import TemporalDevServer
 from examples import w1
+from tests.deploy_queries import TEMPORAL_SDK_METRICS, referenced_names
 from tests.integration.conftest import DurableStack
 
 pytestmark = pytest.mark.integration
@@ -343,3 +344,24 @@ async def test_worker_and_api_processes_serve_their_metrics(
     assert value(after, "adk_http_request_duration_seconds_count", route="/api/v1/apps") >= 1
     # The API's Temporal client reports through the same runtime (the SDK's own client metrics).
     assert value(after, "temporal_request_total") + value(after, "temporal_long_request_total") > 0
+
+
+async def test_deploy_dashboard_and_rules_read_what_the_worker_exports(metrics: Metrics) -> None:
+    """The Temporal SDK metrics deploy/grafana and deploy/prometheus read are on a real worker's
+    endpoint under those names, once a workflow task has failed too (a workflow type no worker
+    registered: its tasks fail until it is terminated). Ours are checked against
+    adk_temporal/metrics.py (tests/unit/test_deploy_observability.py) and scraped by the tests above."""
+    handle = await metrics.client.client.start_workflow(
+        "NoSuchWorkflow", id=f"deploy-names-{uuid.uuid4().hex[:6]}", task_queue=metrics.client.task_queue
+    )
+    try:
+        for _ in range(100):  # bounded: 10 s
+            names = {name for name, _ in await metrics.scrape()}
+            if "temporal_workflow_task_execution_failed_total" in names:
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        await handle.terminate(reason="test done")
+    assert TEMPORAL_SDK_METRICS <= referenced_names()
+    missing = TEMPORAL_SDK_METRICS - names
+    assert not missing, f"deploy/ reads Temporal metrics this worker does not export: {sorted(missing)}"
