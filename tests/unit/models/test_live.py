@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from cache_sim import INSTRUCTION
 from model_wire import WEATHER_TOOL, collect
 
 from adk_core.models import GenerateContentConfig, LlmRequest
@@ -59,3 +60,25 @@ async def test_live_tool_call_then_streamed_text(
     assert all(r.partial for r in partials) and not final.partial
     assert final.content is not None and "pong" in final.content.text.lower()
     assert final.usage_metadata is not None and final.usage_metadata.total_token_count
+
+
+@pytest.mark.live
+async def test_live_claude_reads_back_the_prefix_it_marked() -> None:
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        pytest.skip("set ANTHROPIC_API_KEY to run this live test")
+    model = AnthropicModel(os.environ.get("ADK_LIVE_ANTHROPIC_MODEL", "claude-haiku-4-5"))
+    # Above every Claude model's minimum cacheable prompt (4,096 tokens for Haiku 4.5 and Opus 4.5+).
+    instruction = "\n".join([INSTRUCTION] * 4)
+    first = LlmRequest(contents=[Content.user("Say hi.")],
+                       config=GenerateContentConfig(system_instruction=instruction, max_output_tokens=64))  # fmt: skip
+    second = first.model_copy(deep=True)
+    second.contents += [Content.model("Hi!"), Content.user("Say bye.")]
+
+    [written] = await collect(model, first)
+    [read] = await collect(model, second)
+
+    assert written.usage_metadata is not None and read.usage_metadata is not None
+    assert (written.usage_metadata.cache_creation_token_count or 0) + (
+        written.usage_metadata.cached_content_token_count or 0
+    ) > 4096
+    assert (read.usage_metadata.cached_content_token_count or 0) > 4096
