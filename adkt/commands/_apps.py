@@ -5,7 +5,9 @@ An app can be named four ways:
     examples.support_desk:app        module:attr, relative to the current directory
     examples/support_desk.py         a file; the attribute is `app`, else `root_agent` (as google-adk does)
     examples/support_desk.py:app     a file and the attribute
-    my_agent/                        a folder: its agent.py (google-adk's layout), else its __init__.py
+    my_agent/                        a folder: its agent.py (google-adk's layout), else its root_agent.yaml,
+                                     else its __init__.py
+    my_agent/root_agent.yaml         an agent config file (adk_core.config); the App is named after its root agent
 
 A file is imported under its package's dotted name (examples/support_desk.py is
 `examples.support_desk`, found from the folder above its outermost package), so the app a worker
@@ -41,16 +43,18 @@ class AppSpec:
         module: the module to import; None when `text` is only an app name.
         attr: the attribute holding the App or root agent; None means the first of DEFAULT_ATTRS.
         search_path: a folder to put on sys.path first, for a file outside the current directory.
+        config_file: an agent config file (YAML) to build the app from, instead of a module.
     """
 
     text: str
     module: str | None
     attr: str | None = None
     search_path: Path | None = None
+    config_file: Path | None = None
 
     @property
     def loadable(self) -> bool:
-        return self.module is not None
+        return self.module is not None or self.config_file is not None
 
 
 def parse_app_spec(text: str) -> AppSpec:
@@ -58,6 +62,11 @@ def parse_app_spec(text: str) -> AppSpec:
     from adk_core.errors import ConfigurationError
 
     target, sep, attr = text.partition(":")
+    config = _config_file(Path(target), text) if _looks_like_path(target) else None
+    if config is not None:
+        if sep:
+            raise ConfigurationError(f"app {text!r}: a config file holds one root agent; drop {':' + attr!r}")
+        return AppSpec(text, None, config_file=config)
     if sep and not attr.isidentifier():
         raise ConfigurationError(f"app {text!r}: {attr!r} after ':' is not a Python name; write e.g. {target}:app")
     if _looks_like_path(target):
@@ -82,6 +91,10 @@ def load_app(spec: AppSpec | str) -> App:
     from adk_temporal.worker import load_app as load_module_attr
 
     spec = parse_app_spec(spec) if isinstance(spec, str) else spec
+    if spec.config_file is not None:
+        from adk_core.config import load_config_app
+
+        return load_config_app(spec.config_file)
     if spec.module is None:
         raise ConfigurationError(
             f"{spec.text!r} is not a module or a file here, so it can only name an app that a running worker serves; "
@@ -113,7 +126,23 @@ def load_app(spec: AppSpec | str) -> App:
 
 
 def _looks_like_path(target: str) -> bool:
-    return target.endswith(".py") or "/" in target or "\\" in target or Path(target).is_dir()
+    return target.endswith((".py", ".yaml", ".yml")) or "/" in target or "\\" in target or Path(target).is_dir()
+
+
+def _config_file(path: Path, text: str) -> Path | None:
+    """The agent config file ``path`` names: itself (.yaml/.yml), or a folder's root_agent.yaml when the
+    folder has no agent.py (google-adk's layout for a config-based agent)."""
+    from adk_core.config import CONFIG_SUFFIXES
+    from adk_core.errors import ConfigurationError
+
+    if path.suffix in CONFIG_SUFFIXES:
+        if not path.is_file():
+            raise ConfigurationError(f"app {text!r}: no such file ({path.absolute()})")
+        return path
+    if path.is_dir() and not (path / "agent.py").is_file():
+        found = next((path / f"root_agent{s}" for s in CONFIG_SUFFIXES if (path / f"root_agent{s}").is_file()), None)
+        return found
+    return None
 
 
 def _module_of_path(path: Path, text: str) -> tuple[str, Path]:
@@ -124,12 +153,16 @@ def _module_of_path(path: Path, text: str) -> tuple[str, Path]:
         candidates = [path / "agent.py", path / "__init__.py"]
         found = next((c for c in candidates if c.is_file()), None)
         if found is None:
-            raise ConfigurationError(f"app {text!r}: the folder has no agent.py or __init__.py to load the app from")
+            raise ConfigurationError(
+                f"app {text!r}: the folder has no agent.py, root_agent.yaml or __init__.py to load the app from"
+            )
         path = found
     elif not path.is_file():
         raise ConfigurationError(f"app {text!r}: no such file ({path.absolute()})")
     elif path.suffix != ".py":
-        raise ConfigurationError(f"app {text!r}: not a Python file; name a .py file, a folder or module:attr")
+        raise ConfigurationError(
+            f"app {text!r}: not a Python file or an agent config; name a .py or .yaml file, a folder or module:attr"
+        )
     path = path.resolve()
     parts = [] if path.name == "__init__.py" else [path.stem]
     folder = path.parent

@@ -16,6 +16,8 @@ POLL_SECONDS = 0.5
 SETTLE_SECONDS = 0.3
 """An editor's save can be several writes; wait this long after a change before reloading."""
 SKIPPED = {"__pycache__", ".adk", ".venv", "venv", ".git", "node_modules"}
+WATCHED_SUFFIXES = (".py", ".yaml", ".yml")
+"""Python files and agent config files (adk_core.config)."""
 
 
 class SourceWatcher:
@@ -28,7 +30,7 @@ class SourceWatcher:
     def _scan(self) -> dict[Path, int]:
         found: dict[Path, int] = {}
         for folder in self.folders:
-            for path in folder.rglob("*.py"):
+            for path in (p for p in folder.rglob("*") if p.suffix in WATCHED_SUFFIXES):
                 if SKIPPED.isdisjoint(path.relative_to(folder).parts):
                     try:
                         found[path] = path.stat().st_mtime_ns
@@ -55,7 +57,11 @@ def app_folders(specs: Sequence[str]) -> list[Path]:
 
     folders = set()
     for spec in specs:
-        module = sys.modules.get(parse_app_spec(spec).module or "")
+        parsed = parse_app_spec(spec)
+        if parsed.config_file is not None:  # an agent config: its folder (the YAML and the code it names)
+            folders.add(parsed.config_file.resolve().parent)
+            continue
+        module = sys.modules.get(parsed.module or "")
         file = getattr(module, "__file__", None)
         if file:
             folders.add(Path(file).resolve().parent)

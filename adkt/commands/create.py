@@ -4,7 +4,12 @@
     NAME/agent.py         an LlmAgent with one tool; ADK_MODEL picks a real model, else a ScriptedModel
     NAME/test_agent.py    a pytest test that runs the agent in-process on the scripted model
 
-`adkt run NAME/agent.py "hi"`, `adkt dev --app NAME/agent.py` and `pytest NAME` work right away.
+`adkt create --config NAME` declares the agent in YAML instead (adk_core.config):
+
+    NAME/root_agent.yaml  the agent: model, instruction, tools by name
+    NAME/tools.py         the tool, the ToolRegistry the YAML names, and the scripted model
+
+`adkt run NAME/agent.py "hi"` (or NAME/root_agent.yaml), `adkt dev --app ...` and `pytest NAME` work right away.
 """
 
 from __future__ import annotations
@@ -97,6 +102,9 @@ def test_the_agent_calls_its_tool_and_answers() -> None:
 def create(
     name: Annotated[str, typer.Argument(help="the app's name: a new folder of that name holds it")],
     force: Annotated[bool, typer.Option("--force", help="overwrite the files if the folder exists")] = False,
+    config: Annotated[
+        bool, typer.Option("--config", help="declare the agent in YAML (root_agent.yaml) with its tools in tools.py")
+    ] = False,
 ) -> None:
     """Create a new app folder (agent, tool, scripted-model test) that runs without a model key."""
     folder = Path(name)
@@ -106,7 +114,13 @@ def create(
             f"{app_name!r} must be a Python name (letters, digits and underscores, not starting with a digit), "
             "since the folder is imported as a package; e.g. my_agent"
         )
-    files = {"__init__.py": "", "agent.py": AGENT.format(name=app_name), "test_agent.py": TEST.format(name=app_name)}
+    if config:
+        from adkt.commands._create_config import config_files
+
+        files = config_files(app_name)
+    else:
+        files = {"__init__.py": "", "agent.py": AGENT.format(name=app_name), "test_agent.py": TEST.format(name=app_name)}
+    entry = "root_agent.yaml" if config else "agent.py"
     taken = [f for f in files if (folder / f).exists()]
     if taken and not force:
         err.print(f"error: {folder}/ already has {', '.join(taken)}; pick another name or pass --force", markup=False)
@@ -115,9 +129,9 @@ def create(
     for file, text in files.items():
         (folder / file).write_text(text)
     err.print(
-        f"created {folder}/ (agent.py, test_agent.py). Try:\n"
-        f"  adkt run {folder}/agent.py \"What time is it in Tokyo?\"\n"
+        f"created {folder}/ ({', '.join(f for f in files if f != '__init__.py')}). Try:\n"
+        f"  adkt run {folder}/{entry} \"What time is it in Tokyo?\"\n"
         f"  pytest {folder}\n"
-        f"  adkt dev --app {folder}/agent.py        Temporal UI, Postgres and a worker, until Ctrl-C",
+        f"  adkt dev --app {folder}/{entry}        Temporal UI, Postgres and a worker, until Ctrl-C",
         markup=False,
     )
