@@ -121,11 +121,12 @@ function notEvaluatedReason(t) {
 
 function progressView(p) {
   const state = p.progress || { total: 0, done: 0, passed: 0, failed: 0, errors: 0, not_evaluated: 0, running: [] };
-  const share = state.total ? Math.round((100 * state.done) / state.total) : 0;
+  const share = state.total ? Math.round((100 * state.done) / state.total) : 0; // the bar: one segment per outcome
   const link = p.workflow_url ? h("a", { href: p.workflow_url, target: "_blank", rel: "noopener" }, "workflow ↗") : h("span", { class: "mono muted" }, p.workflow_id);
   return h("div", { class: "card live-run", "data-testid": "progress" },
     h("div", { class: "row" }, statusBadge(p.status), h("b", { "data-testid": "progress-count" }, `${state.done} of ${state.total || "?"} trials`), link),
-    h("div", { class: "bar" }, h("div", { class: "fill", style: `width:${share}%` })),
+    h("div", { class: "bar", title: `${share}% done` }, [["passed", state.passed], ["failed", state.failed + state.errors + (state.terminated || 0)],
+      ["unchecked", state.not_evaluated]].map(([kind, n]) => (n && state.total ? h("div", { class: `fill ${kind}`, style: `width:${(100 * n) / state.total}%` }) : null))),
     h("div", { class: "muted" }, `${state.passed} passed · ${state.failed} failed · ${state.errors} errors · ${state.not_evaluated} not evaluated`,
       state.running.length ? ` · running ${state.running.join(", ")}` : ""),
     p.error ? h("div", { class: "error", "data-testid": "run-error" }, p.error) : null);
@@ -223,12 +224,12 @@ async function renderTrial(runId, caseName, trial, mine) {
   const calls = toolCalls(t.events);
   const judges = t.judges.map((j) => h("div", { class: `card judge ${j.passed ? "ok-edge" : j.evaluated ? "fail-edge" : "unchecked-edge"}`, "data-testid": `judge-${j.metric}` },
     h("div", { class: "row" }, h("span", { class: mark(j)[0] }, mark(j)[1]), h("b", {}, j.metric), j.judge ? h("span", { class: "badge" }, "judge") : null,
-      h("span", { class: "muted" }, `score ${fixed(j.score)}`)),
+      j.score === null || j.score === undefined ? null : h("span", { class: "muted" }, `score ${fixed(j.score)}`)),
     j.rationale.length ? h("ul", { class: "rationale" }, j.rationale.map((r) => h("li", {}, r))) : h("div", { class: "muted" }, "no rationale given")));
   deps.main.replaceChildren(
     h("a", { href: `#/evals/${enc(runId)}` }, `← run ${runId}`),
     h("h1", {}, `${caseName} · trial ${trial} `, statusBadge(t.trial.status)),
-    h("div", { class: "muted" }, `${t.trial.turns} turns · ${Math.round(t.trial.duration_ms)} ms`, t.trial.termination_reason ? ` · stopped by ${t.trial.termination_reason}` : "",
+    h("div", { class: "muted" }, `${t.trial.turns} turn${t.trial.turns === 1 ? "" : "s"} · ${Math.round(t.trial.duration_ms)} ms`, t.trial.termination_reason ? ` · stopped by ${t.trial.termination_reason}` : "",
       t.trial.error ? ` · ${t.trial.error.phase} error: ${t.trial.error.message}` : ""),
     h("div", { class: "trace" },
       h("div", {},
@@ -262,7 +263,8 @@ async function renderCompare(a, b, mine) {
       h("td", {}, h("b", {}, k.case_name)), h("td", {}, k.before ? statusBadge(k.before) : "—"), h("td", {}, k.after ? statusBadge(k.after) : "—"),
       h("td", {}, changeBadge(k.change))),
     ...k.metrics.map((m) => h("tr", { class: `metric-row ${m.change}`, "data-testid": `metric-${k.case_name}-${m.metric}` },
-      h("td", { class: "indent mono" }, m.metric), h("td", {}, verdict(m.before, m.score_before)), h("td", {}, verdict(m.after, m.score_after)),
+      h("td", { class: "indent mono" }, m.metric), h("td", {}, verdict(m.before, m.score_before)),
+      h("td", {}, verdict(m.after, m.score_after), delta(m.score_before, m.score_after)),
       h("td", {}, changeBadge(m.change)))),
   ]);
   const head = (run) => h("div", { class: "card" }, h("a", { href: `#/evals/${enc(run.run_id)}`, class: "mono" }, run.run_id), h("div", { class: "mono muted" }, run.suite),
@@ -273,6 +275,12 @@ async function renderCompare(a, b, mine) {
     h("p", { "data-testid": "compare-summary" }, h("b", { class: c.regressions ? "fail" : "" }, `${c.regressions} regressions`), ` · `,
       h("b", { class: c.fixes ? "pass" : "" }, `${c.fixes} fixes`), h("span", { class: "muted" }, " (cases and metrics that passed in A and not in B, and the other way)")),
     h("table", { class: "compare", "data-testid": "comparison" }, h("tr", {}, ["case / metric", "A", "B", "change"].map((t) => h("th", {}, t))), rows));
+}
+
+function delta(before, after) {
+  if (before === null || before === undefined || after === null || after === undefined || before === after) return null;
+  const d = after - before;
+  return h("span", { class: d > 0 ? "delta up" : "delta down" }, ` ${d > 0 ? "+" : ""}${d.toFixed(2)}`);
 }
 
 function changeBadge(change) {
@@ -287,7 +295,8 @@ async function renderTrend(suite, mine) {
   if (mine !== token) return;
   deps.main.replaceChildren(
     h("a", { href: "#/evals" }, "← all runs"), h("h1", {}, "Trend"), h("div", { class: "mono muted" }, suite),
-    h("p", { class: "muted" }, `${t.runs.length} runs, oldest first. Solid: the mean score over the run's trials; dashed: the share of trials that passed.`),
+    h("p", { class: "muted" }, `${t.runs.length} runs of this suite, oldest first; a metric without a score of its own plots the share of trials it passed.`),
+    legend(),
     t.runs.length ? h("div", { class: "charts" }, t.metrics.map((m) => h("div", { class: "card chart", "data-testid": `trend-${m}` }, h("b", {}, m), chart(t.runs, m))))
       : h("div", { class: "card muted" }, "No runs of this suite yet."));
 }
@@ -296,15 +305,16 @@ const SVG = "http://www.w3.org/2000/svg";
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
 
 function chart(runs, metric) {
-  const W = 520, H = 190, L = 36, R = 12, T = 12, B = 34;
-  const x = (i) => L + (runs.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (runs.length - 1));
+  const W = 520, H = 200, L = 34, R = 40, T = 14, B = 34;
+  const P = 40; // the first and last points sit inside the plot, so their time labels are not cut
+  const x = (i) => L + P + (runs.length === 1 ? (W - L - R - 2 * P) / 2 : (i * (W - L - R - 2 * P)) / (runs.length - 1));
   const y = (v) => T + (1 - v) * (H - T - B);
-  const grid = [0, 0.5, 1].map((v) => [s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" }), s("text", { x: L - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, v.toFixed(1))]);
+  const grid = [0, 0.5, 1].map((v) => [s("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "gridline" }), s("text", { x: L - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, v.toFixed(1))]);
   const line = (pick, cls) => {
     const pts = runs.map((r, i) => [i, pick(r.metrics[metric])]).filter(([, v]) => v !== null && v !== undefined);
     return pts.length ? s("polyline", { points: pts.map(([i, v]) => `${x(i)},${y(v)}`).join(" "), class: cls }) : null;
@@ -316,14 +326,25 @@ function chart(runs, metric) {
     return s("circle", { cx: x(i), cy: y(score(p)), r: 4, class: p.pass_rate === 1 ? "dot pass" : "dot fail", "data-run": r.run_id },
       s("title", {}, `${r.run_id}: score ${fixed(p.score)}, passed ${Math.round(p.pass_rate * 100)}% of ${p.trials} trials`));
   });
-  const labels = runs.map((r, i) => s("text", { x: x(i), y: H - B + 16, class: "tick", "text-anchor": "middle" }, shortRun(r.run_id, runs.length)));
+  // x labels: when each run started (its id is the point's tooltip); at most ~6, so they never overlap.
+  const every = Math.ceil(runs.length / 6);
+  const labels = runs.map((r, i) => (i % every && i !== runs.length - 1 ? null
+    : s("text", { x: x(i), y: H - B + 18, class: "tick", "text-anchor": "middle" }, startedAt(r.start_time))));
+  const last = runs[runs.length - 1].metrics[metric];
+  const latest = last ? s("text", { x: W - R + 6, y: y(score(last)) + 4, class: "latest" }, fixed(score(last))) : null;
   return s("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": `trend of ${metric}` },
-    grid, line((p) => (p ? p.pass_rate : null), "rate"), line(score, "score"), dots, labels);
+    grid, line((p) => (p ? p.pass_rate : null), "rate"), line(score, "score"), dots, labels, latest);
 }
 
-function shortRun(id, n) {
-  const room = n > 8 ? 8 : n > 4 ? 12 : 18;
-  return id.length > room ? "…" + id.slice(-room + 1) : id;
+function startedAt(t) {
+  const d = new Date(t * 1000);
+  return `${d.toLocaleDateString(undefined, { month: "short", day: "numeric" })} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
+}
+
+function legend() {
+  const item = (cls, text) => h("span", { class: `legend ${cls}` }, text);
+  return h("div", { class: "row muted" }, item("score", "mean score"), item("rate", "trials passed"), item("dot-pass", "every trial passed"),
+    item("dot-fail", "a trial failed"));
 }
 
 // --- the chat page's "Save as eval case" --------------------------------------------------------------
