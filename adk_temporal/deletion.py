@@ -1,0 +1,193 @@
+"""Deleting a session or a user everywhere: their Temporal workflows, then their rows in Postgres
+(docs/security.md, "Deleting a session or a user").
+
+    report = await delete_user(client, engine, "shop", "u1")
+
+Order matters. The workflows go first: terminated (so no activity of theirs writes again) and
+deleted with their histories. Their histories are read before that, for the large payloads they
+reference (``adk_payloads`` keys). Then one transaction (``adk_core.sql.erase``) removes the rows
+and those payloads. Each step deletes what is there and skips what is gone, so calling again after
+any failure finishes the job.
+
+Which workflows: a session's conversation (``adk-session/app/user/session``), its child workflows
+(``.../branch/...``, ids under the conversation's) and its ``run_once`` runs
+(``adk-run/app/user/session/...``); a user's, all of those for any session, plus every workflow
+carrying the user's AdkApp and AdkUser search attributes (eval runs started with them, children of
+other ids). Every run of each id is deleted (continued-as-new runs included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from google.protobuf.message import Message
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.api.common.v1 import Payload, WorkflowExecution
+from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+from adk_core.ids import escape_id_part, validate_id, validate_session_key
+from adk_core.sql.erase import erase_session, erase_user
+from adk_temporal.workflows.contracts import session_workflow_id
+
+MAX_ROUNDS = 5
+"""How many times the workflows are listed and deleted before giving up: a message sent while a
+deletion runs can start a conversation again, and visibility lags a delete by a moment."""
+_SHA256 = re.compile(rb'"sha256"\s*:\s*"([0-9a-f]{64})"')
+_REFERENCE_MARKER = "__temporal_external_storage_reference"
+_REFERENCE_ENCODINGS = (b"json/external-storage-reference", b"json/protobuf")
+
+
+@dataclass
+class DeletionReport:
+    """What a deletion removed."""
+
+    workflows: list[str] = field(default_factory=list)
+    """The workflow ids deleted (each with all its runs)."""
+    rows: dict[str, int] = field(default_factory=dict)
+    """Rows deleted per table."""
+
+
+class DeletionIncompleteError(RuntimeError):
+    """Workflows kept reappearing; the message says which. Run the deletion again."""
+
+
+async def delete_session(
+    client: Client, engine: AsyncEngine, app_name: str, user_id: str, session_id: str
+) -> DeletionReport:
+    """Delete one session: its workflows (and the large payloads only they reference), then its rows."""
+    validate_session_key(app_name, user_id, session_id)
+    conversation = session_workflow_id(app_name, user_id, session_id)
+    run_prefix = "adk-run/" + "/".join(map(escape_id_part, (app_name, user_id, session_id))) + "/"
+    query = (
+        f"WorkflowId = {_quote(conversation)} OR WorkflowId STARTS_WITH {_quote(conversation + '/')}"
+        f" OR WorkflowId STARTS_WITH {_quote(run_prefix)}"
+    )
+    workflows, keys = await _delete_workflows(client, [query])
+    rows = await erase_session(engine, app_name, user_id, session_id, payload_keys=keys)
+    return DeletionReport(workflows=workflows, rows=rows)
+
+
+async def delete_user(client: Client, engine: AsyncEngine, app_name: str, user_id: str) -> DeletionReport:
+    """Delete everything of one user of one app: their workflows, payloads, sessions, state, memory,
+    artifacts, streamed partials, simulator sessions and eval trials."""
+    validate_id("app name", app_name)
+    validate_id("user id", user_id)
+    parts = "/".join(map(escape_id_part, (app_name, user_id))) + "/"
+    by_id = f"WorkflowId STARTS_WITH {_quote('adk-session/' + parts)} OR WorkflowId STARTS_WITH {_quote('adk-run/' + parts)}"
+    by_attributes = f"AdkApp = {_quote(app_name)} AND AdkUser = {_quote(user_id)}"
+    workflows, keys = await _delete_workflows(client, [by_id, by_attributes])
+    rows = await erase_user(engine, app_name, user_id, payload_keys=keys)
+    return DeletionReport(workflows=workflows, rows=rows)
+
+
+async def _delete_workflows(client: Client, queries: list[str]) -> tuple[list[str], set[str]]:
+    """Terminate and delete every run the queries list, until a listing finds none; returns the
+    workflow ids deleted and the payload keys their histories referenced."""
+    deleted: list[str] = []
+    keys: set[str] = set()
+    for _ in range(MAX_ROUNDS):
+        runs = await _list_runs(client, queries)
+        if not runs:
+            return deleted, keys
+        # Running ones first, so nothing they start runs on while their histories are read.
+        for workflow_id, run_id, status in runs:
+            if status == WorkflowExecutionStatus.RUNNING:
+                await _ignoring_not_found(client.get_workflow_handle(workflow_id, run_id=run_id).terminate("deleted"))
+        for workflow_id, run_id, _ in runs:
+            keys |= await _payload_keys(client, workflow_id, run_id)
+            await _ignoring_not_found(
+                client.workflow_service.delete_workflow_execution(
+                    DeleteWorkflowExecutionRequest(
+                        namespace=client.namespace,
+                        workflow_execution=WorkflowExecution(workflow_id=workflow_id, run_id=run_id),
+                    )
+                )
+            )
+            if workflow_id not in deleted:
+                deleted.append(workflow_id)
+        await _gone(client, queries, {(w, r) for w, r, _ in runs})
+    raise DeletionIncompleteError(
+        f"workflows of {queries[0]!r} were still listed after {MAX_ROUNDS} rounds of deleting (a client keeps "
+        "sending to them?); stop the senders and run the deletion again"
+    )
+
+
+async def _list_runs(client: Client, queries: list[str]) -> list[tuple[str, str, WorkflowExecutionStatus | None]]:
+    found: dict[tuple[str, str], WorkflowExecutionStatus | None] = {}
+    for query in queries:
+        try:
+            async for execution in client.list_workflows(query):
+                found[(execution.id, execution.run_id)] = execution.status
+        except RPCError as e:
+            # A namespace without the AdkApp/AdkUser attributes cannot be asked by them: nothing
+            # was started with them, so the id queries find everything there is.
+            if e.status == RPCStatusCode.INVALID_ARGUMENT and "Adk" in query:
+                continue
+            raise
+    return [(w, r, s) for (w, r), s in found.items()]
+
+
+async def _gone(client: Client, queries: list[str], runs: set[tuple[str, str]], timeout: float = 10.0) -> None:
+    """Wait (bounded) until visibility no longer lists the runs just deleted, so the next round's
+    listing only holds new ones."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        if not runs & {(w, r) for w, r, _ in await _list_runs(client, queries)}:
+            return
+        await asyncio.sleep(0.2)
+
+
+async def _payload_keys(client: Client, workflow_id: str, run_id: str) -> set[str]:
+    """The ``adk_payloads`` keys the run's history references (Temporal external-storage references,
+    decoded with the client's codec when they are encrypted)."""
+    try:
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            return set()
+        raise
+    codec = client.data_converter.payload_codec
+    keys: set[str] = set()
+    for event in history.events:
+        for payload in _payloads(event):
+            if _REFERENCE_MARKER not in payload.metadata and payload.metadata.get("encoding") not in _REFERENCE_ENCODINGS:
+                continue
+            if codec is not None:
+                payload = (await codec.decode([payload]))[0]
+            keys.update(m.decode() for m in _SHA256.findall(payload.data))
+    return keys
+
+
+def _payloads(message: Message) -> Iterator[Payload]:
+    """Every Payload inside a protobuf message (fields, lists and maps, at any depth)."""
+    if isinstance(message, Payload):
+        yield message
+        return
+    for descriptor, value in message.ListFields():
+        if descriptor.type != descriptor.TYPE_MESSAGE:
+            continue
+        if isinstance(value, Message):
+            yield from _payloads(value)
+            continue
+        # A repeated field, or a map (its values): either way a container of messages or scalars.
+        for item in value.values() if hasattr(value, "values") else value:
+            if isinstance(item, Message):
+                yield from _payloads(item)
+
+
+async def _ignoring_not_found(call: object) -> None:
+    try:
+        await call  # type: ignore[misc]
+    except RPCError as e:
+        if e.status != RPCStatusCode.NOT_FOUND:
+            raise
+
+
+def _quote(value: str) -> str:
+    """A string literal of Temporal's list filter."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
