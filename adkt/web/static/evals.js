@@ -331,7 +331,7 @@ function chart(runs, metric) {
   const labels = runs.map((r, i) => (i % every && i !== runs.length - 1 ? null
     : s("text", { x: x(i), y: H - B + 18, class: "tick", "text-anchor": "middle" }, startedAt(r.start_time))));
   const last = runs[runs.length - 1].metrics[metric];
-  const latest = last ? s("text", { x: W - R + 6, y: y(score(last)) + 4, class: "latest" }, fixed(score(last))) : null;
+  const latest = last ? s("text", { x: x(runs.length - 1) + 8, y: y(score(last)) + 4, class: "latest" }, fixed(score(last))) : null;
   return s("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": `trend of ${metric}` },
     grid, line((p) => (p ? p.pass_rate : null), "rate"), line(score, "score"), dots, labels, latest);
 }
