@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from adk_core.errors import ModelError
+from adk_core.errors import ConfigurationError, ModelError
 from adk_core.types import Content, FunctionCall, Part
 
 from ._convert import (
@@ -54,11 +54,25 @@ _FINISH_REASONS = {
 }
 
 
+def split_server(name: str) -> tuple[str, str | None]:
+    """``("openai/<model>", "<url>")`` from ``"openai/<model>@<url>"``; ``(name, None)`` for other names.
+
+    Only an ``@`` followed by ``http://`` or ``https://`` starts a URL, so model names that hold an
+    ``@`` of their own (some proxies' aliases) stay whole.
+    """
+    at = max(name.rfind("@http://"), name.rfind("@https://"))
+    if not name.startswith("openai/") or at < 0:
+        return name, None
+    return name[:at], name[at + 1 :]
+
+
 class OpenAIModel(HttpModel):
     """A model behind the OpenAI Chat Completions API.
 
-    A name ``"openai/<model>"`` addresses an OpenAI-compatible server: ``<model>`` is sent as the model
-    and the API key is optional (Ollama needs none). Plain names (``"gpt-4o"``) go to OpenAI itself.
+    A name ``"openai/<model>"`` addresses an OpenAI-compatible server (vLLM, Ollama, OpenRouter, a
+    LiteLLM proxy): ``<model>`` is sent as the model and the API key is optional (Ollama needs none).
+    ``"openai/<model>@<base_url>"`` names the server too, so agents can use different servers by
+    name alone (docs/models.md, "OpenAI-compatible servers"). Plain names (``"gpt-4o"``) go to OpenAI itself.
 
     Args:
         model: ``"gpt-4o"``, ``"o4-mini"``, ``"openai/llama3.2"`` ...
@@ -102,6 +116,13 @@ class OpenAIModel(HttpModel):
         super().__init__(
             model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout, rules=rules
         )
+        model, url = split_server(model)
+        if url is not None and base_url is not None and url.rstrip("/") != base_url.rstrip("/"):
+            raise ConfigurationError(
+                f"model {model!r} names the server {url!r} and base_url= names {base_url!r}; give one of them"
+            )
+        self._model = model
+        self._base_url = (base_url or url or "").rstrip("/") or None
         self._compatible = model.startswith("openai/")
         self._wire_model = model.removeprefix("openai/")
 

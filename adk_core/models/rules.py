@@ -166,6 +166,14 @@ _BUILTIN: tuple[ModelRules, ...] = (
         efforts=("low", "medium", "high"),
         reason=_OPENAI_REASONING,
     ),
+    # OpenAI's open-weight models, served by vLLM, Ollama and others as "openai/gpt-oss-20b" or
+    # "gpt-oss:20b": sampling as usual, reasoning_effort low to high.
+    ModelRules(
+        r"gpt-oss.*",
+        accepts=frozenset({"temperature", "top_p", "seed", "stop_sequences"}),
+        thinking="effort",
+        efforts=("low", "medium", "high"),
+    ),
     # Gemini 3 sets thinking by level rather than by budget; Pro takes only two levels.
     ModelRules(
         r"gemini-([3-9]|[1-9][0-9])(\.[0-9]+)?-pro([-.].*)?", thinking="level", efforts=("low", "high")
@@ -175,6 +183,7 @@ _BUILTIN: tuple[ModelRules, ...] = (
     ),
 )
 
+_DOTTED_VERSION = re.compile(r"(?<=[0-9])\.(?=[0-9])")
 _user_rules: list[ModelRules] = []
 _warned: set[tuple[str, str]] = set()
 
@@ -194,10 +203,15 @@ def builtin_model_rules() -> tuple[ModelRules, ...]:
 
 
 def model_rules(model: str) -> ModelRules | None:
-    """The first row matching ``model``, or None when its provider's defaults apply."""
-    for rule in (*_user_rules, *_BUILTIN):
-        if rule.matches(model):
-            return rule
+    """The first row matching ``model``, or None when its provider's defaults apply.
+
+    A name no row matches is tried once more with dotted versions hyphenated, as OpenRouter spells
+    them: ``anthropic/claude-opus-4.7`` gets the row of ``claude-opus-4-7``.
+    """
+    for name in dict.fromkeys((model, _DOTTED_VERSION.sub("-", model))):
+        for rule in (*_user_rules, *_BUILTIN):
+            if rule.matches(name):
+                return rule
     return None
 
 

@@ -129,6 +129,7 @@ PROVIDERS: dict[str, tuple[Callable[[Wire], Any], Callable[..., None], str]] = {
     "gpt-4o": (_openai("gpt-4o"), check_openai, "openai_stream.sse"),
     "gpt-5": (_openai("gpt-5"), check_openai, "openai_stream.sse"),
     "openai/llama3.2": (_openai("openai/llama3.2"), check_openai, "openai_stream.sse"),
+    "openai/gpt-oss:20b": (_openai("openai/gpt-oss:20b"), check_openai, "vllm_reasoning_stream.sse"),
     "gemini-2.5-flash": (_gemini("gemini-2.5-flash"), check_gemini, "gemini_stream.sse"),
 }
 
