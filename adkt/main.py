@@ -10,6 +10,7 @@
     adkt deployment promote D B     make build B of worker deployment D current; conversations move
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
+    adkt users delete APP USER      delete a user's workflows and data everywhere (`sessions delete`: one)
     adkt sim                        the agent simulator: a person answers model requests in a browser
     adkt web [--app pkg.mod:app]    the dev chat page and HTTP API (`adkt api`: the API alone)
     adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
@@ -43,7 +44,7 @@ from adkt.commands.pending import pending, reply
 from adkt.commands.replay import replay
 from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
-from adkt.commands.sessions import sessions
+from adkt.commands.sessions import sessions, users
 from adkt.commands.sim import sim
 from adkt.commands.web import api, web
 
@@ -104,6 +105,7 @@ app.command()(check)
 app.command()(mcp)
 app.command()(a2a)
 app.add_typer(sessions, name="sessions")
+app.add_typer(users, name="users")
 app.add_typer(evals, name="eval")
 app.add_typer(deployment, name="deployment")
 

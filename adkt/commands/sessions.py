@@ -1,4 +1,5 @@
-"""`adkt sessions list|show`: read conversations straight from the sessions database."""
+"""`adkt sessions list|show|delete` and `adkt users delete`: read conversations straight from the sessions
+database; delete a session or a user everywhere (adk_temporal.deletion)."""
 
 from __future__ import annotations
 
@@ -120,3 +121,70 @@ async def _where_it_runs(app_name: str, user: str, session_id: str) -> str:
         state = description.status.name.lower() if description.status else "unknown"
         return f"workflow {workflow_id}: {state} (the next message starts it again)"
     return f"workflow {workflow_id}: running on {version or 'an unversioned worker'}"
+
+
+YES = Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")]
+
+
+@sessions.command("delete")
+def delete_session(
+    app_name: Annotated[str, typer.Argument(help="the app's name (App.name)")],
+    user: Annotated[str, typer.Argument(help="user id")],
+    session_id: Annotated[str, typer.Argument(help="session id")],
+    yes: YES = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Delete a session everywhere: its Temporal workflows (terminated, histories deleted), events,
+    memory entries, artifacts, large payloads, streamed partials, simulator and eval sessions.
+    Safe to run again."""
+    if not yes:
+        typer.confirm(f"Delete session {session_id!r} of user {user!r} in app {app_name!r} everywhere?", abort=True)
+    run_async(_delete(app_name, user, session_id, database_url))
+
+
+users = typer.Typer(help="Delete a user's data.", no_args_is_help=True, rich_markup_mode=None)
+
+
+@users.command("delete")
+def delete_user(
+    app_name: Annotated[str, typer.Argument(help="the app's name (App.name)")],
+    user: Annotated[str, typer.Argument(help="user id")],
+    yes: YES = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Delete everything of one user of one app: their Temporal workflows, sessions, events, user:
+    state, memory, artifacts, large payloads, streamed partials, simulator and eval sessions.
+    Safe to run again."""
+    if not yes:
+        typer.confirm(f"Delete every session and all data of user {user!r} in app {app_name!r}?", abort=True)
+    run_async(_delete(app_name, user, None, database_url))
+
+
+async def _delete(app_name: str, user: str, session_id: str | None, database_url: str | None) -> None:
+    """Temporal first (nothing of theirs runs on), then the rows: adk_temporal.deletion."""
+    from adk_core.errors import ConfigurationError
+    from adk_core.sql import open_engine
+    from adk_temporal import deletion
+    from adkt.client import connect
+    from adkt.commands._devstate import resolve
+    from adkt.settings import Settings
+
+    target = resolve(Settings.load(), database_url=database_url)
+    if target.address is None and target.dev is None:
+        raise ConfigurationError(
+            "deleting needs the Temporal service too (the conversations' workflows and histories go first): set "
+            "TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE), or run this where `adkt dev` runs"
+        )
+    async with sessions_database(target.database_url or database_url) as url:
+        client = await connect(target.address, namespace=target.namespace, database_url=url)
+        engine = open_engine(url)
+        try:
+            if session_id is None:
+                report = await deletion.delete_user(client, engine, app_name, user)
+            else:
+                report = await deletion.delete_session(client, engine, app_name, user, session_id)
+        finally:
+            await engine.dispose()
+    rows = ", ".join(f"{table} {count}" for table, count in report.rows.items() if count) or "none"
+    what = f"session {session_id!r} of user {user!r}" if session_id else f"user {user!r}"
+    out.print(f"deleted {what} in app {app_name!r}: {len(report.workflows)} workflow(s); rows: {rows}", markup=False)
