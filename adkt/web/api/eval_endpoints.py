@@ -22,7 +22,7 @@ from adk_core.eval.store import EvalResultStore, RunDetail, compare_runs
 from adk_core.ids import validate_id
 from adk_core.simulator import SimulatorExport, export_events
 from adk_core.state import TEMP_PREFIX
-from adk_core.types import Event
+from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Event
 from adk_temporal.workflows.contracts import TASK_QUEUE
 from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
 
@@ -229,6 +229,15 @@ async def session_as_case(call: Call) -> SimulatorExport:
     session = await call.backend.sessions.get_session(app_name=app, user_id=user, session_id=session_id)
     if session is None:
         raise SessionNotFoundError(f"no session {session_id!r} for app {app!r}, user {user!r}; send a message first")
+    asked = sorted({c.args.get("originalFunctionCall", {}).get("name", "a tool") for e in session.events
+                    for c in e.function_calls() if c.name == REQUEST_CONFIRMATION_FUNCTION})  # fmt: skip
+    if asked:
+        # The replay counts each agent's model answers, and the engine's confirmation request would count
+        # as one: the case would fail on its first confirmation. Refused now, not as a file that cannot run.
+        raise InvalidInputError(
+            f"session {session_id!r} asked to confirm {', '.join(asked)}; a saved case cannot replay tool confirmations "
+            "yet. Save a conversation without confirmations, or write the case with EvalCase and a tool_mocks entry"
+        )
     exported = export_events(session_id, session.events, app_name=app)
     if not exported.user_messages:
         raise InvalidInputError(f"session {session_id!r} holds no user message yet; chat first, then save it as a case")
