@@ -2,7 +2,8 @@
 
     AdkError
     ├── ConfigurationError          an agent tree, tool or setting is wrong before anything runs
-    │   └── StateKeyError           a state key breaks the naming rules
+    │   ├── StateKeyError           a state key breaks the naming rules
+    │   └── AgentConfigError        adk_core.config: an agent config file is wrong (file:line, field, fix)
     ├── InvalidInputError           data given at run time cannot be used (oversized blob, bad JSON value)
     ├── SessionError
     │   ├── SessionNotFoundError
