@@ -63,6 +63,8 @@ def specialist_app(name: str = "a2a_specialist") -> App:
 def front_app(url: str, *, name: str = "a2a_front", heartbeat: timedelta = timedelta(seconds=10)) -> App:
     remote = RemoteA2aAgent(
         name="specialist_remote", agent_card=url, description="the specialist, reached over A2A",
+        # Called where each request is made: tells the crash test which worker process polls.
+        headers=lambda: {"X-Test-Worker-Pid": str(os.getpid())},
         poll_interval=timedelta(seconds=0.1), poll_budget=timedelta(seconds=20), max_wait=timedelta(seconds=120),
         # A short heartbeat timeout lets the crash test notice the killed worker's poll in 3 s.
         execution=ToolExecution(start_to_close_timeout=timedelta(seconds=60), heartbeat_timeout=heartbeat,
