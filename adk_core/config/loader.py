@@ -17,7 +17,7 @@ from ..errors import ConfigurationError
 from ..models.base import Model
 from ..tools.registry import ToolRegistry, bind_tools
 from ._yaml import AgentConfigError, FieldPath, YamlDocument, read_yaml
-from .schema import LLM_ONLY_FIELDS, AgentConfig, AgentRef, Reference, reference_text
+from .schema import LLM_ONLY_FIELDS, AgentConfig, AgentRef
 
 _WORKFLOW_CLASSES: dict[str, type[BaseAgent]] = {
     "SequentialAgent": SequentialAgent,
@@ -83,7 +83,7 @@ def _build(
             model=_model(doc, config.model, (*at, "model")),
             instruction=config.instruction,
             global_instruction=config.global_instruction,
-            tools=[reference_text(t) for t in config.tools],
+            tools=[t for t in config.tools],
             tool_registry=registry,
             tool_validation=config.tool_validation,
             generate_content_config=config.generate_content_config,
@@ -110,7 +110,7 @@ def _check_fields(doc: YamlDocument, config: AgentConfig, at: FieldPath, registr
         return
     for i, ref in enumerate(config.tools):
         try:
-            bind_tools([reference_text(ref)], registry=registry, agent_name=config.name)
+            bind_tools([ref], registry=registry, agent_name=config.name)
         except ConfigurationError as e:
             raise doc.error((*at, "tools", i), str(e)) from None
 
@@ -129,7 +129,7 @@ def _validate(doc: YamlDocument, model: type[Any], data: Any, at: FieldPath) -> 
             problem = "required field is missing; add it"
         elif first["type"] == "literal_error":
             problem = f"{first['msg']} (got {first.get('input')!r})"
-        more = f" (and {e.error_count() - 1} more problem(s) after fixing this)" if e.error_count() > 1 else ""
+        more = f" ({e.error_count() - 1} more problem(s) in this agent after this one)" if e.error_count() > 1 else ""
         raise doc.error(loc, problem + more) from None
 
 
@@ -175,12 +175,12 @@ def _registry(doc: YamlDocument, text: str, at: FieldPath) -> ToolRegistry:
 
 
 def _callbacks(doc: YamlDocument, config: AgentConfig, kind: str, at: FieldPath) -> list[Any] | None:
-    refs: list[Reference] = getattr(config, f"{kind}_callbacks")
+    refs: list[str] = getattr(config, f"{kind}_callbacks")
     found = []
     for i, ref in enumerate(refs):
-        value = _import(doc, reference_text(ref), (*at, f"{kind}_callbacks", i))
+        value = _import(doc, ref, (*at, f"{kind}_callbacks", i))
         if not callable(value):
-            raise doc.error((*at, f"{kind}_callbacks", i), f"{reference_text(ref)!r} is not callable")
+            raise doc.error((*at, f"{kind}_callbacks", i), f"{ref!r} is not callable")
         found.append(value)
     return found or None
 

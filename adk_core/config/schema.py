@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..models.base import GenerateContentConfig
@@ -18,15 +18,20 @@ LLM_ONLY_FIELDS = (
 """Fields only an LlmAgent takes; set on a workflow agent they are an error, not ignored."""
 
 
-class CodeRef(BaseModel):
-    """``{name: package.module:attr}``: google-adk's form of a reference (a tool, a callback)."""
+def _reference(value: Any) -> str:
+    """A name or ``package.module:attr``, written as is or as google-adk's ``{name: ...}``."""
+    if isinstance(value, dict) and set(value) == {"name"}:
+        value = value["name"]
+    if not isinstance(value, str) or not value.strip():
+        raise PydanticCustomError(  # pydantic's own error type: the loader reports it with its line
+            "reference",
+            "write a name or package.module:attr (or a mapping with only name:), not {value}",
+            {"value": repr(value)},
+        )
+    return value.strip()
 
-    model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1)
-
-
-Reference = str | CodeRef
+Reference = Annotated[str, BeforeValidator(_reference)]
 
 
 class AgentRef(BaseModel):
@@ -82,6 +87,3 @@ class AgentConfig(BaseModel):
     before_tool_callbacks: list[Reference] = Field(default_factory=list)
     after_tool_callbacks: list[Reference] = Field(default_factory=list)
 
-
-def reference_text(ref: Reference) -> str:
-    return ref if isinstance(ref, str) else ref.name

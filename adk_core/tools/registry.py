@@ -99,7 +99,8 @@ class ToolRegistry:
 
     def get(self, name: str) -> BoundTool | None:
         """The entry registered as ``name``, else the built-in tool of that name, else None."""
-        return self._entries.get(name) or _builtins().get(name)
+        found = self._entries.get(name)
+        return found if found is not None else _builtins().get(name)
 
     def names(self) -> list[str]:
         """Registered names, sorted (built-ins not included)."""
