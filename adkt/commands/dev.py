@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def dev(
     app: Annotated[
-        list[str] | None, typer.Option("--app", help="an app: path/to/agent.py[:attr], a folder or module:attr (repeatable)")
+        list[str] | None, typer.Option("--app", help="an app: path/to/agent.py[:attr], agent.yaml, a folder or module:attr (repeatable)")
     ] = None,
     ui_port: Annotated[int, typer.Option("--ui-port", help="Temporal Web UI port")] = 8233,
     port: Annotated[int, typer.Option("--port", help="Temporal gRPC port")] = 7233,

@@ -32,7 +32,7 @@ Address = Annotated[str | None, typer.Option("--address", help="Temporal address
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="sessions database for an embedded stack")]
 AppArg = Annotated[
     str,
-    typer.Argument(help="the app: path/to/agent.py[:attr], a folder, module:attr, or the name of an app a worker serves"),
+    typer.Argument(help="the app: path/to/agent.py[:attr], an agent config (agent.yaml), a folder, module:attr, or the name of an app a worker serves"),
 ]
 
 

@@ -26,7 +26,7 @@ DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="session
 
 def worker(
     app: Annotated[
-        list[str] | None, typer.Option("--app", help="an app: path/to/agent.py[:attr], a folder or module:attr (repeatable)")
+        list[str] | None, typer.Option("--app", help="an app: path/to/agent.py[:attr], agent.yaml, a folder or module:attr (repeatable)")
     ] = None,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (default: TEMPORAL_ADDRESS)")] = None,
     database_url: DatabaseUrl = None,
