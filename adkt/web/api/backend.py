@@ -23,6 +23,7 @@ from adk_core.sql import open_engine
 from adk_temporal.activities.eval_allow import EvalSuites
 from adk_temporal.workflows import PendingRequest, session_workflow_id
 from adk_temporal.workflows._invocation import pending_requests
+from adkt._stream_follow import close_stream_hubs
 from adkt.client import AdkClient
 
 from .errors import NoWorkerError
@@ -71,6 +72,8 @@ class ApiBackend:
     async def close(self) -> None:
         if self._engine is not None:
             await self._engine.dispose()
+        # The streams this server followed share one LISTEN connection per process: close it too.
+        await close_stream_hubs()
 
     @property
     def namespace(self) -> str:

@@ -1,5 +1,5 @@
 // The simulator's page: no build step, one module. The JSON API is documented in docs/simulator.md.
-import { h, pretty, when } from "./dom.js";
+import { authFetch, h, pretty, readEvents, when } from "./dom.js";
 
 const main = document.getElementById("main");
 const LONG = 600;
@@ -17,7 +17,7 @@ function fill(el, ...children) {
 }
 
 async function api(path, options) {
-  const response = await fetch(path, options);
+  const response = await authFetch(path, options);
   const body = await response.json().catch(() => ({ error: "HttpError", message: response.statusText }));
   if (!response.ok) throw body;
   return body;
@@ -312,18 +312,28 @@ function route() {
   return match ? renderSession(match[1]) : renderList();
 }
 
-// Live updates: the server pushes the id of every session that changes (SSE).
-function listen() {
+// Live updates: the server pushes the id of every session that changes (SSE, read with fetch so
+// that it carries the sign-in token). A dropped stream is opened again after a pause.
+async function listen() {
   const live = document.getElementById("live");
-  const source = new EventSource("/api/events");
-  source.onopen = () => { live.textContent = "live"; live.classList.add("on"); };
-  source.onerror = () => { live.textContent = "reconnecting…"; live.classList.remove("on"); };
-  source.addEventListener("change", (event) => {
-    const { session_id } = JSON.parse(event.data);
-    const match = location.pathname.match(SESSION_PATH);
-    if (!match) renderList();
-    else if (match[1] === session_id) renderSession(session_id, { keepComposer: true });
-  });
+  for (;;) {
+    try {
+      const response = await authFetch("/api/events");
+      if (response.status === 403) { live.textContent = "not allowed (operators only)"; return; }
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      live.textContent = "live"; live.classList.add("on");
+      for await (const { event, data } of readEvents(response)) {
+        if (event !== "change") continue;
+        const match = location.pathname.match(SESSION_PATH);
+        if (!match) renderList();
+        else if (match[1] === data.session_id) renderSession(data.session_id, { keepComposer: true });
+      }
+    } catch (e) {
+      // reconnecting below
+    }
+    live.textContent = "reconnecting…"; live.classList.remove("on");
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+  }
 }
 
 route();
