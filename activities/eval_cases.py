@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -77,8 +78,8 @@ def load_cases(ref: str) -> list[EvalCase]:
             f"eval cases {ref!r} name a {type(value).__name__}; point at an EvalCase or a list of EvalCases "
             "(module:attr), or a module with a `cases` list"
         )
-    names = [c.name for c in cases]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    # Counted, not names.count() per name: a 10,000-case suite is listed again by every trial.
+    duplicates = sorted(name for name, n in Counter(c.name for c in cases).items() if n > 1)
     if duplicates:
         raise ConfigurationError(f"eval cases {ref!r}: case names must be unique; {duplicates} repeat")
     return cases

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field, field_validator
 
 from adk_core.eval import EvalSuiteResult
@@ -56,12 +58,27 @@ class EvalSuiteInput(BaseModel):
             raise ValueError(f"must be >= 1 or null, not {value}")
         return value
 
+    @classmethod
+    def resume_of(cls, run: Any) -> EvalSuiteInput:
+        """The input that resumes stored run ``run`` (an adk_core.eval.store.RunRecord of a durable
+        run): its suite and options, ``resume`` one more than the last. Start it under the run's
+        workflow id (``adk-eval/<run id>``) once the run's workflow has closed (cancelled, failed)."""
+        if getattr(run, "mode", "durable") != "durable":
+            raise ValueError(f"eval run {run.run_id!r} ran in-process; only durable runs resume (run it again instead)")
+        config = dict(run.config or {})
+        known = {k: config[k] for k in _RESUMED_OPTIONS if k in config}
+        return cls(suite=run.suite, run_id=run.run_id, **known, resume=int(config.get("resume") or 0) + 1)
+
     @field_validator("resume")
     @classmethod
     def _not_negative(cls, value: int) -> int:
         if value < 0:
             raise ValueError(f"must be 0 (a new run) or the number of the resume, not {value}")
         return value
+
+
+_RESUMED_OPTIONS = ("cases", "trials", "max_concurrency", "stop_on_first_failure", "max_history_events")
+"""What a resume takes over from the stored run's config (the rest is the run's id and suite)."""
 
 
 class EvalCaseInput(BaseModel):

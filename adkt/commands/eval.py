@@ -1,9 +1,11 @@
-"""`adkt eval run|list|show|compare`: run eval suites in-process or durably, and read their results.
+"""`adkt eval run|list|show|compare|rescore|cancel|resume|replay`: run eval suites in-process or durably, and read their results.
 
     adkt eval run examples.eval_chest_pain                 in this process (exit code 1 unless every case passed)
     adkt eval run examples.eval_chest_pain:cases --durable --trials 3 --parallel 4
     adkt eval list | show RUN [--case NAME] | compare RUN_A RUN_B
     adkt eval rescore RUN --metrics my_evals:metrics         new metrics on RUN's stored traces, as a new run
+    adkt eval cancel RUN | resume RUN                        stop a durable run; go on with the trials it did not finish
+    adkt eval replay RUN --trial CASE[#N]                    run one trial again from its recorded model responses
 
 Results are stored in the sessions database (adk_core.eval.store). Durable runs always store them
 (the worker's activities write them). In-process runs store them, with a copy of each trial's trace
@@ -173,15 +175,27 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
                    stop: bool, database_url: str | None) -> EvalSuiteResult:  # fmt: skip
     from temporalio.common import WorkflowIDReusePolicy
 
+    from adk_temporal.activities.eval_cases import normalize_ref
+    from adk_temporal.workflows.eval import EvalSuiteInput
+
+    ref = normalize_ref(target)  # workers import cases by module name
+    suite_input = EvalSuiteInput(suite=ref, run_id=run_id, trials=trials, max_concurrency=parallel,
+                                 stop_on_first_failure=stop)  # fmt: skip
+    return await _start_and_follow(suite_input, address=address, database_url=database_url,
+                                   reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)  # fmt: skip
+
+
+async def _start_and_follow(suite_input: Any, *, address: str | None, database_url: str | None, reuse: Any) -> EvalSuiteResult:
+    """Start EvalSuiteWorkflow with ``suite_input`` (an EvalSuiteInput) and show its progress until it ends."""
     from adk_core.eval import case_apps
-    from adk_temporal.activities.eval_cases import load_cases, normalize_ref
+    from adk_temporal.activities.eval_cases import load_cases
     from adk_temporal.workflows.contracts import TASK_QUEUE
-    from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
+    from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteWorkflow
     from adkt.client import connect
     from adkt.commands._devstate import resolve
     from adkt.commands._stack import embedded_stack
 
-    ref = normalize_ref(target)  # workers import cases by module name
+    ref, run_id = suite_input.suite, suite_input.run_id
     apps = [app for case in load_cases(ref) for app in case_apps(case).all()]
     settings = Settings.load()
     where = resolve(settings, address=address, database_url=database_url)
@@ -195,12 +209,9 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
                                         database_url=running.database_url)  # fmt: skip
         # With the database: a large suite's result travels out of band (workflows.payload_storage).
         client = await connect(where.address, namespace=where.namespace, database_url=where.database_url)
-        suite_input = EvalSuiteInput(suite=ref, run_id=run_id, trials=trials, max_concurrency=parallel,
-                                     stop_on_first_failure=stop)  # fmt: skip
         queue = where.task_queue or TASK_QUEUE  # suites run on the base queue unless one queue serves all
         handle = await client.start_workflow(
-            EvalSuiteWorkflow.run, suite_input, id=EVAL_WORKFLOW_PREFIX + run_id, task_queue=queue,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            EvalSuiteWorkflow.run, suite_input, id=EVAL_WORKFLOW_PREFIX + run_id, task_queue=queue, id_reuse_policy=reuse,
         )
         err.print(f"[dim]workflow {handle.id} on task queue {queue}[/]")
         result_task = asyncio.ensure_future(handle.result())
@@ -420,3 +431,58 @@ async def _compare(run_a: str, run_b: str, database_url: str | None) -> None:
 
 def _count(changes: Sequence, kind: str) -> tuple[int, int]:
     return sum(c.change == kind for c in changes), sum(m.change == kind for c in changes for m in c.metrics)
+
+
+
+# --- durable runs: cancel, resume; replaying one trial ---------------------------------------------
+Address = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured, or `adkt dev`)")]
+
+
+@evals.command("cancel")
+def cancel(run_id: Annotated[str, typer.Argument(help="a running durable run")], address: Address = None) -> None:
+    """Cancel a running durable suite: its running trials stop, finished ones stay recorded, and the
+    run is stored as ``cancelled``. `adkt eval resume RUN` goes on from there."""
+    from adkt.commands import _eval_ops as ops
+
+    run_async(ops.cancel_run(run_id, address=address))
+
+
+@evals.command("resume")
+def resume(
+    run_id: Annotated[str, typer.Argument(help="a cancelled (or failed) durable run")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the suite result as JSON")] = False,
+    address: Address = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Go on with a stopped durable run: the same suite and options, under the same run id; trials it
+    recorded are not run again. Exit code 1 unless every case passed."""
+    from temporalio.common import WorkflowIDReusePolicy
+
+    from adkt.commands import _eval_ops as ops
+
+    suite_input = run_async(ops.resume_input(run_id, address=address, database_url=database_url))
+    err.print(f"[dim]resuming {escape(run_id)} (resume {suite_input.resume})[/]")
+    result = run_async(_start_and_follow(suite_input, address=address, database_url=database_url,
+                                         reuse=WorkflowIDReusePolicy.ALLOW_DUPLICATE))  # fmt: skip
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        _print_results(result, run_id)
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@evals.command("replay")
+def replay(
+    run_id: Annotated[str, typer.Argument(help="a stored run")],
+    trial: Annotated[str, typer.Option("--trial", help="CASE or CASE#N (trial N, default 0)")],
+    cases: Annotated[str | None, typer.Option("--cases", help="the cases as they are now (default: the run's suite)")] = None,
+    judges: Annotated[bool, typer.Option("--judges", help="let llm_judge metrics call their model")] = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Run one trial again in this process, its models answering from the recorded trace (no model calls),
+    with the case's current code: callbacks, tools, metrics. Shows what changed; exit code 1 when the
+    replay diverged from the recording (the agent asked something it has no answer for) or did not pass."""
+    from adkt.commands import _eval_ops as ops
+
+    ok = run_async(ops.replay(run_id, trial, cases_ref=cases, judges=judges, database_url=database_url))
+    raise typer.Exit(0 if ok else 1)

@@ -1,0 +1,108 @@
+"""Eval suites at scale on the real dev server and Postgres (issue 19, item 7): a 1,000-case suite
+continues as new several times and completes with every result; a cancelled suite is recorded
+``cancelled`` and a resume runs only the trials the store does not hold."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import CancelledError
+
+from adk_core.eval.store import EvalResultStore
+from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
+from tests.integration import eval_scale_apps
+from tests.integration.conftest import DurableStack
+
+pytestmark = pytest.mark.integration
+
+APPS = "tests.integration.eval_scale_apps"
+
+
+async def _detail(stack: DurableStack, run_id: str):  # noqa: ANN202
+    store = EvalResultStore(stack.database_url)
+    try:
+        return await store.get_run(run_id)
+    finally:
+        await store.close()
+
+
+async def test_a_thousand_case_suite_continues_as_new_and_completes(durable_stack: DurableStack) -> None:
+    run_id = f"scale-{uuid.uuid4().hex[:8]}"
+    started = time.monotonic()
+    handle = await durable_stack.client.client.start_workflow(
+        EvalSuiteWorkflow.run,
+        EvalSuiteInput(suite=f"{APPS}:thousand", run_id=run_id, max_concurrency=100, max_history_events=1500),
+        id=f"adk-eval/{run_id}", task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult,
+    )
+    result = await asyncio.wait_for(handle.result(), timeout=120)
+    elapsed = time.monotonic() - started
+    print(f"1,000 cases in {elapsed:.1f} s, {result.continued_as_new} continue-as-new hops")
+
+    assert (result.summary.total, result.summary.passed) == (1000, 1000)
+    assert result.continued_as_new >= 3  # about 6 events per trial: a 1,500-event budget holds ~250 trials
+    assert [r.name for r in result.results] == [f"n{i:04d}" for i in range(1000)]
+    assert all(r.status == "passed" for r in result.results)
+    # Every run of the chain stayed near its budget: the carry holds no results.
+    runs = [r async for r in durable_stack.client.client.list_workflows(f"WorkflowId = 'adk-eval/{run_id}'")]
+    assert len(runs) == result.continued_as_new + 1
+    assert max(r.history_length for r in runs) < 1500 + 6 * 100 + 50
+    first = durable_stack.client.client.get_workflow_handle(f"adk-eval/{run_id}", run_id=runs[-1].run_id)
+    history = await first.fetch_history()
+    started_event = history.events[0].workflow_execution_started_event_attributes
+    assert len(started_event.input.payloads[0].data) < 2_000  # the first run's input: no carry
+    assert history.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+
+    detail = await _detail(durable_stack, run_id)
+    assert detail is not None and detail.run.status == "passed"
+    assert len(detail.trials) == 1000 and len(detail.cases) == 1000
+    assert detail.run.summary is not None and detail.run.summary.passed == 1000
+
+
+async def _progress_done(handle, at_least: int, timeout: float = 20.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        progress = await handle.query(EvalSuiteWorkflow.progress)
+        if progress.done >= at_least:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the suite did not finish {at_least} trials in {timeout} s")
+
+
+async def test_a_cancelled_suite_resumes_without_rerunning_finished_trials(durable_stack: DurableStack) -> None:
+    run_id = f"resume-{uuid.uuid4().hex[:8]}"
+    client = durable_stack.client.client
+    first_input = EvalSuiteInput(suite=f"{APPS}:slow", run_id=run_id, max_concurrency=1)
+    handle = await client.start_workflow(EvalSuiteWorkflow.run, first_input, id=f"adk-eval/{run_id}",
+                                         task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult)  # fmt: skip
+    await _progress_done(handle, 1)
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as failed:
+        await asyncio.wait_for(handle.result(), timeout=30)
+    assert isinstance(failed.value.cause, CancelledError)
+
+    cancelled = await _detail(durable_stack, run_id)
+    assert cancelled is not None and cancelled.run.status == "cancelled"
+    finished = {(t.case_name, t.trial) for t in cancelled.trials}
+    assert 1 <= len(finished) < 4
+    assert cancelled.run.summary is not None and cancelled.run.summary.skipped == 4 - len(finished)
+
+    calls_before = len(eval_scale_apps.slow_calls)
+    resumed_input = EvalSuiteInput.resume_of(cancelled.run)
+    assert (resumed_input.resume, resumed_input.max_concurrency, resumed_input.suite) == (1, 1, first_input.suite)
+    resumed = await client.execute_workflow(EvalSuiteWorkflow.run, resumed_input, id=f"adk-eval/{run_id}",
+                                            task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult)  # fmt: skip
+    assert len(eval_scale_apps.slow_calls) - calls_before == 4 - len(finished)  # finished trials did not run again
+    assert (resumed.summary.total, resumed.summary.passed) == (4, 4)
+    detail = await _detail(durable_stack, run_id)
+    assert detail is not None and detail.run.status == "passed" and len(detail.trials) == 4
+    for trial in detail.trials:
+        assert trial.session is not None
+        again = (trial.case_name, trial.trial) not in finished
+        # A trial run again has sessions of its own: the cancelled attempt's events stay apart.
+        assert trial.session.session_id == f"{run_id}/0{'.1' if again else ''}/main"
+    assert EvalSuiteInput.resume_of(detail.run).resume == 2
