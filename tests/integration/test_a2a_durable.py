@@ -5,6 +5,7 @@ card, a message sent twice under one message id (one turn), tasks/get and messag
 
 from __future__ import annotations
 
+import importlib
 import uuid
 
 import pytest
@@ -88,3 +89,19 @@ async def test_served_app_answers_a2a_clients_once_per_message_id(durable_stack:
     assert remote is not None  # ... one turn each message id: the repeat got the first turn's answer
     assert [e.content.text for e in remote.events if e.author == "user"] == ["hello", "streamed"]
 
+
+
+async def test_example_front_desk_asks_the_served_specialist(
+    durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("A2A_SPECIALIST_URL", f"http://127.0.0.1:{port}/")  # read when the example is imported
+    import examples.a2a_agents
+
+    example = importlib.reload(examples.a2a_agents)
+    durable_stack.register(example.specialist)
+    durable_stack.register(example.app)
+    server = app_a2a_server(durable_stack.client, example.specialist.name, url=f"http://127.0.0.1:{port}/")
+    async with serving(server, port):
+        result = await durable_stack.client.send(example.app.name, "u1", f"s-{uuid.uuid4().hex[:6]}", "Is 91 prime?")
+    assert result.final_text == "91 is not prime: 7 divides it."
