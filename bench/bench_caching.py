@@ -7,12 +7,14 @@ three tools, 20 user messages, 27 model calls (some turns call a tool), run by t
 through our real adapters. There are no API keys here, so the providers are SIMULATED: httpx
 MockTransports that apply each provider's documented caching rules to the request bodies our
 adapters send (Anthropic: cache_control breakpoints, 1,024-token minimum, 20-block lookback; OpenAI:
-automatic, 1,024 tokens then 128-token steps; tokens estimated as 4 characters each) and answer with
+automatic, 1,024 tokens then 128-token steps; Gemini: explicit cachedContents only, its implicit
+cache not played; tokens estimated as 4 characters each) and answer with
 the usage the API would report. The figures show where our breakpoints land and that the reported
 usage reaches events and cost; a real provider's hit rate also depends on its cache eviction.
 
-Rows: Claude with caching on (the default) and off; OpenAI's automatic caching (always on). Cost is
-the price table's (adk_core.models.pricing) for the conversation's total usage.
+Rows: Claude with caching on (the default) and off; OpenAI's automatic caching (always on); Gemini
+with GeminiModel(context_cache=True), which caches the instruction and tools only. Cost is the price
+table's (adk_core.models.pricing) for the conversation's total usage (Gemini's storage fee not included).
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "models"))
 
-from cache_sim import SimulatedAnthropic, SimulatedOpenAI, run_conversation  # noqa: E402
+from cache_sim import SimulatedAnthropic, SimulatedGemini, SimulatedOpenAI, run_conversation  # noqa: E402
 
 from adk_core.models import Model, PromptCacheConfig  # noqa: E402
 from adk_core.models.anthropic import AnthropicModel  # noqa: E402
+from adk_core.models.gemini import GeminiModel  # noqa: E402
 from adk_core.models.openai import OpenAIModel  # noqa: E402
 from adk_core.models.pricing import PriceTable  # noqa: E402
 
@@ -53,6 +57,7 @@ async def _row(name: str, model: Model) -> dict[str, Any]:
 async def main() -> None:
     off = PromptCacheConfig(enabled=False)
     claude = "claude-sonnet-4-5"
+    gemini = SimulatedGemini(now=time.time())
     rows = [
         await _row(
             "claude, caching on",
@@ -65,11 +70,15 @@ async def main() -> None:
         await _row(
             "gpt-4o, automatic", OpenAIModel("gpt-4o", api_key="-", http_client=SimulatedOpenAI().client())
         ),
+        await _row(
+            "gemini, explicit cache",
+            GeminiModel("gemini-2.5-flash", api_key="-", http_client=gemini.client(), context_cache=True),
+        ),
     ]
-    print(f"{'run':<22}{'calls':>6}{'input':>9}{'cached':>9}{'written':>9}{'share':>8}{'cost $':>10}")
+    print(f"{'run':<24}{'calls':>6}{'input':>9}{'cached':>9}{'written':>9}{'share':>8}{'cost $':>10}")
     for r in rows:
         print(
-            f"{r['run']:<22}{r['model_calls']:>6}{r['input_tokens']:>9}{r['cached_input_tokens']:>9}"
+            f"{r['run']:<24}{r['model_calls']:>6}{r['input_tokens']:>9}{r['cached_input_tokens']:>9}"
             f"{r['cache_write_tokens']:>9}{r['cached_share']:>8.1%}{r['cost_usd']:>10.4f}"
         )
     result = {

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypeVar
 
 import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
 from adk_core.errors import ModelError
 from adk_core.runtime import wall_clock
@@ -128,6 +128,10 @@ class WireModel(BaseModel):
 
 
 W = TypeVar("W", bound=BaseModel)
+
+
+class _JsonObject(RootModel[dict[str, Any]]):
+    """Any JSON object: for answers read field by field."""
 
 
 def malformed_response(provider: str, problem: str, secret: str | None) -> ModelError:
@@ -314,6 +318,24 @@ class HttpModel:
                 provider=self.provider,
                 error_type="invalid_response",
             ) from exc
+
+    async def _get_json(self, url: str, headers: dict[str, str]) -> Any:
+        secret = self._key(required=False)
+        with telemetry.http_client_span("GET", url, self.provider) as span:
+            try:
+                response = await self._client().get(url, headers=headers)
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc, secret) from exc
+            telemetry.set_attributes(span, {"http.response.status_code": response.status_code})
+        if not response.is_success:
+            raise status_error(
+                response.status_code, _body(response), response.headers, provider=self.provider, secret=secret
+            )
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise malformed_response(self.provider, "the body is not JSON", secret) from exc
+        return read_wire(_JsonObject, data, provider=self.provider, what="response", secret=secret).root
 
     async def _post_sse(
         self, url: str, body: dict[str, Any], headers: dict[str, str]

@@ -17,6 +17,7 @@ from ._convert import (
     partial_text,
     tool_choice,
 )
+from ._gemini_cache import ContextCache
 from ._gemini_wire import CandidateWire, PartWire, PromptFeedbackWire, ResponseWire
 from ._http import (
     HttpModel,
@@ -26,7 +27,7 @@ from ._http import (
     stream_error,
 )
 from ._thinking import budget_of, effort_of, nearest_effort
-from .base import GenerateContentConfig, LlmRequest, LlmResponse, UsageMetadata
+from .base import GenerateContentConfig, LlmRequest, LlmResponse, PromptCacheConfig, UsageMetadata
 from .rules import ModelRules
 
 _GENERATION_FIELDS = {
@@ -58,6 +59,10 @@ class GeminiModel(HttpModel):
         http_client: an httpx client to use instead of the model's own (tests, proxies); never closed here.
         timeout: seconds for each network operation when this class builds the client.
         rules: what this model accepts, instead of the table's row for its name (adk_core.models.rules).
+        context_cache: cache the instruction, tools and tool config explicitly (``cachedContents``)
+            once they are above the model's minimum and reused; off by default, since Gemini 2.5+
+            caches repeated prefixes implicitly (adk_core/models/_gemini_cache.py says when this pays).
+            A request's ``PromptCacheConfig(enabled=False)`` skips it; its ``ttl`` is the entries' TTL.
     """
 
     provider = "gemini"
@@ -74,10 +79,22 @@ class GeminiModel(HttpModel):
         http_client: httpx.AsyncClient | None = None,
         timeout: float = 600,
         rules: ModelRules | None = None,
+        context_cache: bool = False,
     ) -> None:
         super().__init__(
             model, api_key=api_key, base_url=base_url, http_client=http_client, timeout=timeout, rules=rules
         )
+        self._context_caches: dict[int, ContextCache] | None = {} if context_cache else None
+
+    @property
+    def api_root(self) -> str:
+        return self._base_url or ""
+
+    async def get_json(self, url: str, headers: dict[str, str]) -> Any:
+        return await self._get_json(url, headers)
+
+    async def post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        return await self._post_json(url, body, headers)
 
     async def generate_content(
         self, request: LlmRequest, *, stream: bool = False
@@ -85,6 +102,11 @@ class GeminiModel(HttpModel):
         key = self._key()
         headers = {"x-goog-api-key": key or ""}
         body = self.build_request(request)
+        cache = request.config.prompt_cache or PromptCacheConfig()
+        if self._context_caches is not None and cache.enabled:
+            ttl = 3600 if cache.ttl == "1h" else 300
+            entries = self._context_caches.setdefault(ttl, ContextCache(ttl_seconds=ttl))
+            body = await entries.apply(self, body, headers)
         url = f"{self._base_url}/models/{self._model.removeprefix('models/')}"
         if not stream:
             yield parse_response(await self._post_json(f"{url}:generateContent", body, headers), secret=key)

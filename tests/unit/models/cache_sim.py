@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -283,3 +284,82 @@ async def run_conversation(model: Model, turns: int = len(USER_MESSAGES)) -> Con
             total.cache_write_tokens += usage.get("cache_creation_token_count") or 0
             total.output_tokens += usage.get("candidates_token_count") or 0
     return total
+
+
+@dataclass
+class SimulatedGemini:
+    """Plays the Gemini API's explicit context caching (ai.google.dev, "Context caching").
+
+    ``cachedContents`` create and list; generateContent with ``cachedContent`` refuses a request that
+    also sets systemInstruction, tools or toolConfig (as the API does) and reports the entry's tokens
+    as ``cachedContentTokenCount``. A create under 1,024 tokens is refused with a 400. Implicit
+    caching is not played: every other prompt token is reported uncached.
+    """
+
+    now: float
+    min_tokens: int = MIN_CACHEABLE_TOKENS
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    creates: list[dict[str, Any]] = field(default_factory=list)
+    lists: int = 0
+    usages: list[dict[str, Any]] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+    def client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=httpx.MockTransport(self._handle))
+
+    def _handle(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.endswith("/cachedContents") and request.method == "GET":
+            self.lists += 1
+            return httpx.Response(200, json={"cachedContents": [e["wire"] for e in self.entries.values()]})
+        body = json.loads(request.content)
+        if path.endswith("/cachedContents"):
+            return self._create(body)
+        self.bodies.append(body)
+        cached = 0
+        if name := body.get("cachedContent"):
+            if any(key in body for key in ("systemInstruction", "tools", "toolConfig")):
+                message = "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config."
+                return httpx.Response(
+                    400, json={"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+                )
+            if name not in self.entries:
+                return httpx.Response(
+                    403,
+                    json={
+                        "error": {
+                            "code": 403,
+                            "message": "CachedContent not found (or permission denied)",
+                            "status": "PERMISSION_DENIED",
+                        }
+                    },
+                )
+            cached = self.entries[name]["tokens"]
+        rest = {k: v for k, v in body.items() if k not in ("generationConfig", "cachedContent")}
+        usage = {"promptTokenCount": cached + estimate_tokens(rest), "cachedContentTokenCount": cached}
+        last = body["contents"][-1]["parts"]
+        texts = [p["text"] for p in last if "text" in p]
+        move = next_move(texts[-1] if texts else None, len(self.usages))
+        part = (
+            {"text": move} if isinstance(move, str) else {"functionCall": {"name": move[0], "args": move[1]}}
+        )
+        usage["candidatesTokenCount"] = estimate_tokens(part)
+        usage["totalTokenCount"] = usage["promptTokenCount"] + usage["candidatesTokenCount"]
+        self.usages.append(usage)
+        candidate = {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}
+        return httpx.Response(200, json={"candidates": [candidate], "usageMetadata": usage})
+
+    def _create(self, body: dict[str, Any]) -> httpx.Response:
+        self.creates.append(body)
+        tokens = estimate_tokens({k: v for k, v in body.items() if k not in ("model", "displayName", "ttl")})
+        if tokens < self.min_tokens:
+            message = f"Cached content is too small. total_token_count={tokens}, min_total_token_count={self.min_tokens}"
+            return httpx.Response(
+                400, json={"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+            )
+        name = f"cachedContents/sim{len(self.entries)}"
+        expires = datetime.fromtimestamp(self.now + int(body["ttl"].removesuffix("s")), tz=UTC)
+        wire = {"name": name, "displayName": body["displayName"], "model": body["model"],
+                "expireTime": expires.isoformat().replace("+00:00", "Z"), "usageMetadata": {"totalTokenCount": tokens}}  # fmt: skip
+        self.entries[name] = {"tokens": tokens, "wire": wire}
+        return httpx.Response(200, json=wire)

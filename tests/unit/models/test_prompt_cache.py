@@ -4,15 +4,18 @@ usage and cost, and the share of a 20-turn conversation's input served from (sim
 from __future__ import annotations
 
 import json
+import logging
+import time
 from typing import Any
 
 import httpx
 import pytest
-from cache_sim import SimulatedAnthropic, SimulatedOpenAI, run_conversation
+from cache_sim import SimulatedAnthropic, SimulatedGemini, SimulatedOpenAI, run_conversation
 from model_wire import SECRET, Wire, collect, simple_request, weather_history
-from sdk_types import check_anthropic, check_openai
+from sdk_types import check_anthropic, check_gemini_body, check_openai
 
 from adk_core.models import GenerateContentConfig, LlmRequest, PromptCacheConfig
+from adk_core.models._gemini_cache import PREFIX_FIELDS
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.models.gemini import GeminiModel
 from adk_core.models.openai import OpenAIModel
@@ -134,3 +137,53 @@ async def test_openai_reports_its_automatic_caching_over_20_turns() -> None:
 
     assert usage.cached_tokens == sum(u["prompt_tokens_details"]["cached_tokens"] for u in provider.usages)
     assert usage.cached_share > SHARE_FLOOR
+
+
+def _gemini(provider: SimulatedGemini, *, cache: bool = True) -> GeminiModel:
+    return GeminiModel("gemini-2.5-flash", api_key=SECRET, http_client=provider.client(), context_cache=cache)
+
+
+async def test_gemini_caches_the_shared_prefix_explicitly_once_it_is_reused() -> None:
+    provider = SimulatedGemini(now=time.time())
+
+    usage = await run_conversation(_gemini(provider), turns=3)
+
+    # The first call sees the instruction and tools once: sent whole. The second finds no entry,
+    # creates one; every later call names it and leaves the prefix out, as the API requires.
+    [create] = provider.creates
+    assert provider.lists == 1 and create["ttl"] == "300s" and create["displayName"].startswith("adk-")
+    check_gemini_body({"contents": [], **{k: v for k, v in create.items() if k in PREFIX_FIELDS}})
+    first, *later = provider.bodies
+    assert "systemInstruction" in first and "cachedContent" not in first
+    assert all(b["cachedContent"] == "cachedContents/sim0" and "systemInstruction" not in b for b in later)
+    for body in later:
+        check_gemini_body(body)
+    assert usage.cached_tokens == sum(u["cachedContentTokenCount"] for u in provider.usages) > 0
+
+
+async def test_another_worker_reuses_the_entry_instead_of_creating_a_second() -> None:
+    provider = SimulatedGemini(now=time.time())
+    await run_conversation(_gemini(provider), turns=2)
+
+    # A fresh model (another worker, or this one after a restart) finds the entry by its name.
+    await run_conversation(_gemini(provider), turns=2)
+
+    assert len(provider.creates) == 1 and provider.lists == 2
+    assert provider.bodies[-1]["cachedContent"] == "cachedContents/sim0"
+
+
+async def test_gemini_caches_nothing_explicitly_by_default_or_when_the_api_refuses(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    plain = SimulatedGemini(now=time.time())
+    await run_conversation(_gemini(plain, cache=False), turns=2)
+    assert plain.creates == [] and plain.lists == 0
+
+    refusing = SimulatedGemini(now=time.time(), min_tokens=10**6)
+    with caplog.at_level(logging.WARNING, logger="adk_core.models"):
+        usage = await run_conversation(_gemini(refusing), turns=3)
+
+    # Refused once, then sent uncached: the turns still run, and the prefix is not offered again.
+    assert len(refusing.creates) == 1 and usage.model_calls == len(refusing.bodies)
+    assert all("cachedContent" not in b and "systemInstruction" in b for b in refusing.bodies)
+    assert "refused to cache" in caplog.text and "Cached content is too small" in caplog.text
