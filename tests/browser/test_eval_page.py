@@ -104,6 +104,7 @@ async def test_start_follow_trace_compare_trend_and_save_a_chat(
             trials = page.get_by_test_id("trials")
             await expect(trials.locator("tr")).to_have_count(5)  # header + 2 cases x 2 trials
             await expect(trials).to_contain_text("offers_manager")
+            await expect(page.get_by_test_id("compare-with").locator(f"option[value='{earlier[1]}']")).to_have_count(1)
             await screenshots.take(page, "eval-run")
 
             # A trial's trace: conversation, tool calls with arguments and results, state, the judge's rationale.

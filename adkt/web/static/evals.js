@@ -124,7 +124,7 @@ function progressView(p) {
   const share = state.total ? Math.round((100 * state.done) / state.total) : 0; // the bar: one segment per outcome
   const link = p.workflow_url ? h("a", { href: p.workflow_url, target: "_blank", rel: "noopener" }, "workflow ↗") : h("span", { class: "mono muted" }, p.workflow_id);
   return h("div", { class: "card live-run", "data-testid": "progress" },
-    h("div", { class: "row" }, statusBadge(p.status), h("b", { "data-testid": "progress-count" }, `${state.done} of ${state.total || "?"} trials`), link),
+    h("div", { class: "row" }, h("span", { class: "muted" }, "workflow"), statusBadge(p.status), h("b", { "data-testid": "progress-count" }, `${state.done} of ${state.total || "?"} trials`), link),
     h("div", { class: "bar", title: `${share}% done` }, [["passed", state.passed], ["failed", state.failed + state.errors + (state.terminated || 0)],
       ["unchecked", state.not_evaluated]].map(([kind, n]) => (n && state.total ? h("div", { class: `fill ${kind}`, style: `width:${(100 * n) / state.total}%` }) : null))),
     h("div", { class: "muted" }, `${state.passed} passed · ${state.failed} failed · ${state.errors} errors · ${state.not_evaluated} not evaluated`,
@@ -185,6 +185,7 @@ function showRun(detail, body) {
       ["mode", run.mode], ["status", statusBadge(run.status)],
       ["started", when(run.start_time)], ["ended", when(run.end_time) || "—"], ["summary", summaryText(run.summary)],
     ].flatMap(([k, v]) => [h("div", { class: "muted" }, k), h("div", {}, v)])),
+    compareWith(run),
     h("h2", {}, `Cases (${cases.length})`),
     h("table", { "data-testid": "cases" }, h("tr", {}, ["case", "status", "trials passed", "pass^k", "duration"].map((c) => h("th", {}, c))),
       cases.map((c) => h("tr", {}, h("td", {}, c.case_name), h("td", {}, statusBadge(c.status)), h("td", {}, `${c.passed_trials}/${c.trials}`),
@@ -194,6 +195,20 @@ function showRun(detail, body) {
       trials.map((t) => h("tr", {}, h("td", {}, t.case_name), h("td", {}, t.trial), h("td", {}, statusBadge(t.status)), h("td", {}, metricsView(t.metrics)),
         h("td", {}, t.turns), h("td", {}, traceLink(t), t.session ? " · " : "", sessionLink(t.session)),
         h("td", {}, t.error ? `${t.error.phase}: ${t.error.message}` : notEvaluatedReason(t) || t.termination_reason || "")))));
+}
+
+function compareWith(run) {
+  // The suite's other runs, filled in when they arrive: the run's view does not wait for them.
+  const slot = h("div", { class: "row compare-with" });
+  deps.api("/evals/runs?limit=100").then(({ runs }) => {
+    const others = runs.filter((r) => r.suite === run.suite && r.run_id !== run.run_id);
+    if (!others.length) return;
+    const pick = h("select", { "data-testid": "compare-with", "aria-label": "run to compare with" },
+      others.map((r) => h("option", { value: r.run_id }, `${r.run_id} · ${when(r.start_time)}`)));
+    const go = h("button", { onclick: () => { location.hash = `#/eval-compare/${enc(pick.value)}/${enc(run.run_id)}`; } }, "Compare");
+    slot.replaceChildren(h("span", { class: "muted" }, "Compare with an earlier run of this suite:"), pick, go);
+  }).catch(() => {});
+  return slot;
 }
 
 // --- one trial's trace --------------------------------------------------------------------------------
