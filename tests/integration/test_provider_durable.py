@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from adk_core.models.pricing import COST_KEY
 from adkt.embedded import temporal_binary
 from examples.w1 import USER_MESSAGE, build_agent
 from tests.integration.conftest import DurableStack
-from tests.unit.models.cache_sim import INSTRUCTION, SimulatedAnthropic
+from tests.unit.models.cache_sim import INSTRUCTION, SimulatedAnthropic, SimulatedGemini
 
 pytestmark = pytest.mark.integration
 
@@ -112,6 +113,22 @@ async def test_claude_reads_its_prompt_cache_across_durable_turns(durable_stack:
     assert event.usage_metadata is not None and event.custom_metadata is not None
     assert event.usage_metadata["cached_content_token_count"] == second_usage["cache_read_input_tokens"]
     assert event.custom_metadata[COST_KEY] > 0
+
+
+async def test_gemini_context_cache_is_created_once_across_a_retried_durable_call(durable_stack: DurableStack) -> None:
+    # The entry is created in the model activity; the call naming it fails once (503) and Temporal
+    # retries the activity, which must reuse the entry, not create another.
+    provider = SimulatedGemini(now=time.time(), unavailable=1)
+    model = GeminiModel("gemini-2.5-flash", api_key=SECRET, http_client=provider.client(), context_cache=True)
+    app = durable_stack.register(App(name=f"gcache_{uuid.uuid4().hex[:6]}",
+                                     root_agent=LlmAgent(name="t", model=model, instruction=INSTRUCTION)))  # fmt: skip
+    await durable_stack.client.run_once(app.name, "u1", "s1", "Plan a trip to Lisbon.")
+    second = await durable_stack.client.run_once(app.name, "u1", "s1", "And to Porto?")
+
+    assert len(provider.creates) == 1 and provider.unavailable == 0
+    assert [b.get("cachedContent") for b in provider.bodies] == [None, "cachedContents/sim0", "cachedContents/sim0"]
+    [event] = [e for e in second.events if e.usage_metadata]
+    assert event.usage_metadata is not None and event.usage_metadata["cached_content_token_count"] > 1024
 
 
 def _get_weather(city: str) -> dict[str, object]:

@@ -298,6 +298,8 @@ class SimulatedGemini:
 
     now: float
     min_tokens: int = MIN_CACHEABLE_TOKENS
+    unavailable: int = 0
+    """How many calls naming a cache entry to answer with 503 first (a retried model call)."""
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     creates: list[dict[str, Any]] = field(default_factory=list)
     lists: int = 0
@@ -335,6 +337,11 @@ class SimulatedGemini:
                     },
                 )
             cached = self.entries[name]["tokens"]
+            if self.unavailable > 0:
+                self.unavailable -= 1
+                return httpx.Response(
+                    503, json={"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}
+                )
         rest = {k: v for k, v in body.items() if k not in ("generationConfig", "cachedContent")}
         usage = {"promptTokenCount": cached + estimate_tokens(rest), "cachedContentTokenCount": cached}
         last = body["contents"][-1]["parts"]
