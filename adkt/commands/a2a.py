@@ -41,20 +41,18 @@ def a2a(
 
 async def _serve(spec: str, host: str, port: int, url: str, user: str, address: str | None,
                  database_url: str | None) -> None:  # fmt: skip
-    import uvicorn
-
+    from adk_temporal.asgi import serving_asgi
     from adkt.a2a_server import app_a2a_server
     from adkt.commands._conversation import open_connection
     from adkt.commands._render import err
+    from adkt.commands._stack import wait_for_signal
 
     loaded, name, parsed = app_ref(spec)
-    async with open_connection(
-        loaded, parsed, name, address=address, database_url=database_url
-    ) as connection:
+    async with open_connection(loaded, parsed, name, address=address, database_url=database_url) as connection:
         description = loaded.root_agent.description if loaded is not None else ""
         server = app_a2a_server(connection.client, name, url=url, description=description, user_id=user)
-        err.print(f"serving {name!r} over A2A at {url} (agent card: {url.rstrip('/')}/.well-known/agent-card.json)",
-                  markup=False)  # fmt: skip
-        await uvicorn.Server(
-            uvicorn.Config(server, host=host, port=port, log_level="warning", lifespan="off")
-        ).serve()
+        async with serving_asgi(server, host=host, port=port, what="A2A server", fix="pick another with --port"):
+            err.print(f"serving {name!r} over A2A at {url} (agent card: {url.rstrip('/')}/.well-known/agent-card.json)"
+                      "  Ctrl-C stops", markup=False)  # fmt: skip
+            await wait_for_signal()
+            err.print("stopping…", markup=False)
