@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..agents.base import BaseAgent, validate_agent_name
 from ..agents.llm_agent import LlmAgent
@@ -67,7 +67,8 @@ def _build(
         registry = _registry(doc, config.tool_registry, (*at, "tool_registry"))
     _check_fields(doc, config, at, registry)
     subs = [_sub_agent(doc, item, (*at, "sub_agents", i), registry, chain) for i, item in enumerate(config.sub_agents)]
-    common: dict[str, Any] = {"name": config.name, "description": config.description, "sub_agents": subs}
+    common: dict[str, Any] = {"name": config.name, "description": config.description, "sub_agents": subs,
+                              "execution": config.execution.build() if config.execution else None}  # fmt: skip
     for kind in ("before_agent", "after_agent"):
         common[f"{kind}_callback"] = _callbacks(doc, config, kind, at)
     try:
@@ -123,14 +124,28 @@ def _validate(doc: YamlDocument, model: type[Any], data: Any, at: FieldPath) -> 
         loc = (*at, *first["loc"])
         problem = first["msg"]
         if first["type"] == "extra_forbidden":
-            known = ", ".join(model.model_fields)
-            problem = f"unknown field; the fields are: {known}"
+            owner = _model_at(model, first["loc"][:-1])
+            known = f"; the fields are: {', '.join(owner.model_fields)}" if owner is not None else ""
+            problem = f"unknown field{known}"
         elif first["type"] == "missing":
             problem = "required field is missing; add it"
         elif first["type"] == "literal_error":
             problem = f"{first['msg']} (got {first.get('input')!r})"
         more = f" ({e.error_count() - 1} more problem(s) in this agent after this one)" if e.error_count() > 1 else ""
         raise doc.error(loc, problem + more) from None
+
+
+def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The pydantic model that holds the field at ``loc`` inside ``model`` (None if not a model)."""
+    for part in loc:
+        if not isinstance(part, str) or part not in model.model_fields:
+            return None
+        found = next((a for a in (model.model_fields[part].annotation, *get_args(model.model_fields[part].annotation))
+                      if isinstance(a, type) and issubclass(a, BaseModel)), None)  # fmt: skip
+        if found is None:
+            return None
+        model = found
+    return model
 
 
 def _sub_agent(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..agents.execution import AgentExecution
 from ..models.base import GenerateContentConfig
 
 AgentClass = Literal["LlmAgent", "Agent", "SequentialAgent", "ParallelAgent", "LoopAgent"]
@@ -53,6 +55,20 @@ class AgentRef(BaseModel):
         return self
 
 
+class ExecutionConfig(BaseModel):
+    """How the agent runs in a durable run (adk_core.AgentExecution). Durations: seconds, or ISO 8601 (PT5M)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    child_workflow: bool = False
+    model_timeout: timedelta = timedelta(minutes=10)
+    model_heartbeat_timeout: timedelta | None = timedelta(seconds=10)
+    model_task_queue: str | None = None
+
+    def build(self) -> AgentExecution:
+        return AgentExecution(**self.model_dump())
+
+
 class AgentConfig(BaseModel):
     """One agent. ``sub_agents`` items are inline AgentConfigs or AgentRefs (validated one by one
     by the loader, so an error points at the sub-agent's own line)."""
@@ -78,6 +94,7 @@ class AgentConfig(BaseModel):
     include_contents: Literal["default", "none"] = "default"
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
+    execution: ExecutionConfig | None = None
     max_iterations: int | None = Field(default=None, ge=1)
     """LoopAgent only."""
     before_agent_callbacks: list[Reference] = Field(default_factory=list)

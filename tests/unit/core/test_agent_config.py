@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,7 @@ async def test_inline_and_workflow_agents_callbacks_and_code_references(tmp_path
             tools: [lookup, {{name: exit_loop}}]
             before_model_callbacks:
               - name: {HERE}:note_model_call
+            execution: {{child_workflow: true, model_timeout: 30, model_task_queue: near-the-provider}}
           - agent_class: LoopAgent
             name: again
             max_iterations: 2
@@ -55,6 +57,8 @@ async def test_inline_and_workflow_agents_callbacks_and_code_references(tmp_path
     assert isinstance(root, SequentialAgent)
     first, again = root.sub_agents
     assert isinstance(first, LlmAgent) and [t.name for t in first.tools] == ["lookup", "exit_loop"]  # type: ignore[union-attr]
+    assert first.execution.child_workflow and first.execution.model_timeout == timedelta(seconds=30)
+    assert first.execution.model_task_queue == "near-the-provider"
     assert isinstance(again, LoopAgent) and again.max_iterations == 2 and again.sub_agents == [config_refs.looped]
     config_refs.calls.clear()
     await InMemoryRunner(root, app_name="pipeline").run("go")
@@ -92,13 +96,16 @@ def test_a_registry_passed_in_serves_files_that_name_none(tmp_path: Path) -> Non
         (f"name: a\ntool_registry: {HERE}:REGISTRY\ntools:\n  - lookup\n  - lookpu\n", 5,
          "tools[1]: agent 'a' asks for tools that do not exist: 'lookpu' is not in the tool registry"),
         ("name: a\ntools: [nowhere.pkg:thing]\n", 2, "no module 'nowhere'"),
-        ("name: a\ngenerate_content_config:\n  temperature: 0.1\n  topk: 3\n", 4, "generate_content_config.topk: unknown"),
+        ("name: a\ngenerate_content_config:\n  temperature: 0.1\n  topk: 3\n", 4,
+         "generate_content_config.topk: unknown field; the fields are: system_instruction, temperature"),
         ("name: a\nmodel: tests.unit.core.config_refs:calls\n", 2, "it must hold a Model or a model name"),
         ("agent_class: SequentialAgent\nname: a\ninstruction: hi\n", 3, "a SequentialAgent does not take 'instruction'"),
         ("name: a\nmax_iterations: 3\n", 2, "only a LoopAgent takes max_iterations"),
         ("name: a\nsub_agents:\n  - config_path: missing.yaml\n", 3, "sub_agents[0].config_path: no file"),
         ("name: a\nsub_agents:\n  - config_path: x.yaml\n    code: a:b\n", 3, "give exactly one of config_path"),
-        ("name: a\nsub_agents:\n  - name: b\n    tools: [7]\n", 4, "sub_agents[0].tools[0]"),
+        ("name: a\nsub_agents:\n  - name: b\n    tools: [7]\n", 4, "sub_agents[0].tools[0]: write a name or"),
+        ("name: a\nexecution:\n  child_workflow: true\n  retries: 3\n", 4,
+         "execution.retries: unknown field; the fields are: child_workflow, model_timeout"),
     ],
 )
 def test_errors_name_the_file_the_line_the_field_and_a_fix(tmp_path: Path, text: str, line: int, expected: str) -> None:
