@@ -54,8 +54,10 @@ def _coordinator_model(request: LlmRequest) -> LlmResponse:
     return function_call_response("transfer_to_agent", {"agent_name": "specialist_remote"})
 
 
-def specialist_app(name: str = "a2a_specialist") -> App:
-    agent = LlmAgent(name="specialist", model=ScriptedModel(_specialist_model), tools=[FunctionTool(answer)],
+def specialist_app(name: str = "a2a_specialist", *, confirm: bool = False) -> App:
+    """``confirm``: the answer tool asks a human first (the turn waits: the A2A task needs input)."""
+    tool = FunctionTool(answer, require_confirmation=confirm)
+    agent = LlmAgent(name="specialist", model=ScriptedModel(_specialist_model), tools=[tool],
                      description="answers questions")  # fmt: skip
     return App(name=name, root_agent=agent)
 

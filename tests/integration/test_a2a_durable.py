@@ -5,13 +5,23 @@ card, a message sent twice under one message id (one turn), tasks/get and messag
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import uuid
+from pathlib import Path
 
 import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.helpers import get_artifact_text, new_text_part
-from a2a.types import GetTaskRequest, Message, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskState,
+)
 from temporalio.api.enums.v1 import EventType
 
 from adk_temporal.workflows import session_workflow_id
@@ -105,3 +115,45 @@ async def test_example_front_desk_asks_the_served_specialist(
     async with serving(server, port):
         result = await durable_stack.client.send(example.app.name, "u1", f"s-{uuid.uuid4().hex[:6]}", "Is 91 prime?")
     assert result.final_text == "91 is not prime: 7 divides it."
+
+
+async def test_a_turn_waiting_for_a_human_needs_input_and_a_canceled_task_leaves_the_turn_running(
+    durable_stack: DurableStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting = durable_stack.register(a2a_apps.specialist_app(f"a2a_confirm_{uuid.uuid4().hex[:6]}", confirm=True))
+    held, _ = await _served_specialist(durable_stack)
+    port_a, port_b = free_port(), free_port()
+    monkeypatch.setenv("A2A_HOLD_DIR", str(tmp_path))  # the held app's answer waits for tmp_path/release
+
+    def request(text: str, context: str, *, at_once: bool) -> SendMessageRequest:
+        message = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, context_id=context, parts=[new_text_part(text)])
+        return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=at_once))
+
+    async with (
+        serving(app_a2a_server(durable_stack.client, waiting.name, url=f"http://127.0.0.1:{port_a}/"), port_a) as url_a,
+        serving(app_a2a_server(durable_stack.client, held, url=f"http://127.0.0.1:{port_b}/"), port_b) as url_b,
+    ):
+        client = await create_client(url_a, ClientConfig(streaming=False))
+        [event] = [ev async for ev in client.send_message(request("hello", "ctx-confirm", at_once=False))]
+        await client.close()
+        assert event.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        assert "waits for a human: answer" in event.task.status.message.parts[0].text
+
+        client = await create_client(url_b, ClientConfig(streaming=False))
+        [event] = [ev async for ev in client.send_message(request("slow", "ctx-cancel", at_once=True))]
+        for _ in range(200):  # the turn is running (bounded 10 s)
+            if (tmp_path / "started").exists():
+                break
+            await asyncio.sleep(0.05)
+        canceled = await client.cancel_task(CancelTaskRequest(id=event.task.id))
+        assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+        (tmp_path / "release").write_text("go on")
+        await client.close()
+    # The accepted turn is durable: it ran to its end and its answer is in the session.
+    for _ in range(200):  # bounded 10 s
+        remote = await durable_stack.sessions.get_session(app_name=held, user_id="a2a", session_id="ctx-cancel")
+        if remote is not None and any(e.content and e.content.text == "specialist says: slow" for e in remote.events):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the canceled task's turn did not finish")
