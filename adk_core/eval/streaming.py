@@ -3,7 +3,9 @@
 A ``Metric`` scores the finished trace; a ``StreamingMetric`` watches the run: ``drive_case`` tells
 each of its watchers when a system turn starts and hands it every event the moment the host's
 runner yields it, with the runtime's clock (``workflow.now()`` in a durable trial, so the times are
-those of the workflow tasks the events arrived in, and replay gives the same numbers). What a
+those of the workflow tasks the events arrived in, and replay gives the same numbers). Events carry
+their own timestamp from the same clock, taken when the engine made them; the built-in watchers
+prefer it. What a
 watcher measures is a value, not a verdict: it goes to ``EvalResult.measurements[name]`` and never
 decides whether a trial passed, so a case is still checked only by its metrics.
 
@@ -76,6 +78,13 @@ class _Metric:
         return f"StreamingMetric({self.name!r})"
 
 
+def _when(event: Event, seen: float) -> float:
+    """When the event happened: its own timestamp (the runtime's clock when the engine made it), else
+    when the watcher saw it. The engine may start a call's tools before it hands out the call's
+    event, so the time seen would cut a tool's latency short."""
+    return event.timestamp or seen
+
+
 def _from_system(event: Event) -> bool:
     return event.author != "user"
 
@@ -91,7 +100,7 @@ class _FirstResponse(EventWatcher):
 
     def on_event(self, event: Event, at: float) -> None:
         if self.first is None and self.started is not None and _from_system(event) and event.text.strip():
-            self.first = at
+            self.first = _when(event, at)
 
     def value(self) -> float | None:
         if self.started is None or self.first is None:
@@ -108,11 +117,11 @@ class _ToolLatency(EventWatcher):
         if event.partial:
             return
         for call in event.function_calls():
-            self.called[call.id or call.name] = (call.name, at)
+            self.called[call.id or call.name] = (call.name, _when(event, at))
         for response in event.function_responses():
             found = self.called.pop(response.id or response.name, None)
             if found is not None:
-                self.latencies.setdefault(found[0], []).append((at - found[1]) * 1000.0)
+                self.latencies.setdefault(found[0], []).append((_when(event, at) - found[1]) * 1000.0)
 
     def value(self) -> dict[str, dict[str, float]]:
         return {
