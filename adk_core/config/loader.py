@@ -84,7 +84,7 @@ def _build(
             model=_model(doc, config.model, (*at, "model")),
             instruction=config.instruction,
             global_instruction=config.global_instruction,
-            tools=[t for t in config.tools],
+            tools=list(config.tools),
             tool_registry=registry,
             tool_validation=config.tool_validation,
             generate_content_config=config.generate_content_config,
@@ -102,7 +102,8 @@ def _build(
 
 
 def _check_fields(doc: YamlDocument, config: AgentConfig, at: FieldPath, registry: ToolRegistry | None) -> None:
-    """Check the name and each tool name on their own, so an error points at the line that is wrong."""
+    """Check the name and each tool name on their own, so an error points at the line that is wrong (the
+    agent binds its tools again when built: the same registry entries, at the cost of a second lookup)."""
     try:
         validate_agent_name(config.name)
     except ConfigurationError as e:
