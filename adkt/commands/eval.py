@@ -243,16 +243,35 @@ def _notes(result: EvalResult) -> str:
     return "; ".join(parts)
 
 
+def _measured(measurements: dict[str, Any]) -> str:
+    """The streaming metrics in a few words: first response, slowest tool, cost (adk_core.eval.streaming)."""
+    parts = []
+    first = measurements.get("time_to_first_response_ms")
+    if isinstance(first, int | float):
+        parts.append(f"first {first:.0f} ms")
+    tools = measurements.get("tool_latency_ms")
+    if isinstance(tools, dict):
+        parts += [f"{name} {t['mean_ms']:.0f} ms" for name, t in tools.items() if isinstance(t, dict) and "mean_ms" in t]
+    cost = measurements.get("cost_usd")
+    if isinstance(cost, int | float):
+        parts.append(f"${cost:.4f}")
+    return " · ".join(parts) or "-"
+
+
 def _print_results(suite: EvalSuiteResult, run_id: str) -> None:
     table = Table(title=f"eval run {run_id}")
-    for column in ("case", "status", "trials", "pass^k", "turns", "ms", "tokens in/out", "notes"):
+    for column in ("case", "status", "trials", "pass^k", "turns", "ms", "tokens in/out", "measured", "notes"):
         table.add_column(column, overflow="fold")
     for r in suite.results:
         runs = r.all_trials()
         tokens = f"{r.token_usage.input}/{r.token_usage.output}" if r.token_usage else "-"
         table.add_row(escape(r.name), _styled(r.status), f"{sum(t.passed for t in runs)}/{len(runs)}", f"{r.pass_hat_k:.2f}",
-                      str(r.turns), f"{r.duration_ms:.0f}", tokens, escape(_notes(r)))  # fmt: skip
+                      str(r.turns), f"{r.duration_ms:.0f}", tokens, escape(_measured(r.measurements)),
+                      escape(_notes(r)))  # fmt: skip
     out.print(table)
+    omitted = getattr(suite, "results_omitted", 0)
+    if omitted:
+        out.print(f"[dim]{omitted} more cases are in the results store: adkt eval show {escape(run_id)}[/]")
     s = suite.summary
     out.print(f"{s.total} cases: [green]{s.passed} passed[/], {s.failed} failed, {s.errors} errors, {s.terminated} "
               f"terminated, {s.not_evaluated} not evaluated, {s.skipped} skipped · pass^{s.k} {s.pass_hat_k if s.pass_hat_k is not None else 0:.2f} · "
@@ -327,7 +346,7 @@ async def _show(run_id: str, case: str | None, database_url: str | None) -> None
         run = detail.run
         out.print(f"[bold]{run.run_id}[/] · {run.suite} · {run.mode} · {_styled(run.status)} · started {timestamp(run.start_time)}")
         table = Table()
-        for column in ("case", "status", "trial", "turns", "ms", "metrics", "notes"):
+        for column in ("case", "status", "trial", "turns", "ms", "metrics", "measured", "notes"):
             table.add_column(column, overflow="fold")
         names = list(dict.fromkeys(t.case_name for t in detail.trials))
         for name in names:
@@ -336,7 +355,8 @@ async def _show(run_id: str, case: str | None, database_url: str | None) -> None
                 notes = (f"{t.error.phase} error: {t.error.message.splitlines()[0][:100]}" if t.error
                          else t.not_evaluated_reason or t.termination_reason or "")  # fmt: skip
                 table.add_row(escape(name), _styled(case_status(detail, name)), str(t.trial), str(t.turns),
-                              f"{t.duration_ms:.0f}", escape(metrics), escape(notes))  # fmt: skip
+                              f"{t.duration_ms:.0f}", escape(metrics), escape(_measured(t.measurements)),
+                              escape(notes))  # fmt: skip
         out.print(table)
         if case is None:
             return
@@ -421,12 +441,19 @@ async def _compare(run_a: str, run_b: str, database_url: str | None) -> None:
     style = {"regression": "[red]regression[/]", "fix": "[green]fix[/]"}
     for change in changes:
         moved = [f"{style.get(m.change, m.change)} {escape(m.metric)}" for m in change.metrics if m.change != "same"]
+        moved += [f"{escape(m.name)} {m.before:g} → {m.after:g}" for m in change.measurements
+                  if m.before is not None and m.after is not None and _moved(m.before, m.after)]  # fmt: skip
         table.add_row(escape(change.case_name), _styled(change.before), _styled(change.after), style.get(change.change, change.change),
                       ", ".join(moved))  # fmt: skip
     out.print(table)
     regressions = _count(changes, "regression")
     fixes = _count(changes, "fix")
     out.print(f"{regressions[0]} case regressions, {fixes[0]} case fixes; {regressions[1]} metric regressions, {fixes[1]} metric fixes")
+
+
+def _moved(before: float, after: float) -> bool:
+    """A measurement worth showing in a comparison: it moved by more than a fifth."""
+    return abs(after - before) > 0.2 * max(abs(before), abs(after), 1e-9)
 
 
 def _count(changes: Sequence, kind: str) -> tuple[int, int]:

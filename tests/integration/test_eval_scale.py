@@ -36,10 +36,10 @@ async def test_a_thousand_case_suite_continues_as_new_and_completes(durable_stac
     started = time.monotonic()
     handle = await durable_stack.client.client.start_workflow(
         EvalSuiteWorkflow.run,
-        EvalSuiteInput(suite=f"{APPS}:thousand", run_id=run_id, max_concurrency=100, max_history_events=1500),
+        EvalSuiteInput(suite=f"{APPS}:thousand", run_id=run_id, max_concurrency=25, max_history_events=1500),
         id=f"adk-eval/{run_id}", task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult,
     )
-    result = await asyncio.wait_for(handle.result(), timeout=120)
+    result = await asyncio.wait_for(handle.result(), timeout=540)
     elapsed = time.monotonic() - started
     print(f"1,000 cases in {elapsed:.1f} s, {result.continued_as_new} continue-as-new hops")
 
@@ -50,7 +50,7 @@ async def test_a_thousand_case_suite_continues_as_new_and_completes(durable_stac
     # Every run of the chain stayed near its budget: the carry holds no results.
     runs = [r async for r in durable_stack.client.client.list_workflows(f"WorkflowId = 'adk-eval/{run_id}'")]
     assert len(runs) == result.continued_as_new + 1
-    assert max(r.history_length for r in runs) < 1500 + 6 * 100 + 50
+    assert max(r.history_length for r in runs) < 1500 + 6 * 25 + 50
     first = durable_stack.client.client.get_workflow_handle(f"adk-eval/{run_id}", run_id=runs[-1].run_id)
     history = await first.fetch_history()
     started_event = history.events[0].workflow_execution_started_event_attributes
@@ -106,3 +106,26 @@ async def test_a_cancelled_suite_resumes_without_rerunning_finished_trials(durab
         # A trial run again has sessions of its own: the cancelled attempt's events stay apart.
         assert trial.session.session_id == f"{run_id}/0{'.1' if again else ''}/main"
     assert EvalSuiteInput.resume_of(detail.run).resume == 2
+
+
+async def test_streaming_metrics_are_measured_in_a_durable_trial_and_stored(durable_stack: DurableStack) -> None:
+    run_id = f"timed-{uuid.uuid4().hex[:8]}"
+    result = await durable_stack.client.client.execute_workflow(
+        EvalSuiteWorkflow.run, EvalSuiteInput(suite=f"{APPS}:timed", run_id=run_id),
+        id=f"adk-eval/{run_id}", task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult,
+    )
+    (case,) = result.results
+    measured = case.measurements
+    tool = measured["tool_latency_ms"]["lookup"]
+    # Workflow time: the mock's activity took TOOL_S, so the response event came at least that much later.
+    assert tool["calls"] == 1 and tool["mean_ms"] >= eval_scale_apps.TOOL_S * 1000
+    assert measured["time_to_first_response_ms"] >= tool["mean_ms"]
+    assert measured["tokens"] == {"input": 1000, "output": 100, "model_calls": 1}
+    assert measured["cost_usd"] == pytest.approx(1000 * 0.30 / 1e6 + 100 * 2.50 / 1e6)
+    assert result.summary.measurements["cost_usd"] == measured["cost_usd"]
+
+    detail = await _detail(durable_stack, run_id)
+    assert detail is not None
+    (trial,) = detail.trials
+    assert trial.measurements == measured  # stored with the run, for the page and `adkt eval compare`
+    assert detail.run.summary is not None and detail.run.summary.measurements == result.summary.measurements
