@@ -42,6 +42,8 @@ from .models import (
 )
 from .routes import Call, Endpoint, Sse
 from .sse import with_keepalive
+from .timeline import SessionTimeline
+from .timeline_history import session_timeline
 
 
 def _ids(call: Call) -> tuple[str, str, str]:
@@ -100,6 +102,10 @@ async def get_session(call: Call) -> SessionDetail:
     summary = call.backend.summary(session)
     return SessionDetail(**summary.model_dump(), events=session.events,
                          worker_version=await call.backend.worker_version(summary.workflow_id))  # fmt: skip
+
+
+async def get_timeline(call: Call) -> SessionTimeline:
+    return await session_timeline(call.backend, *_ids(call))
 
 
 async def delete_session(call: Call) -> Deleted:
@@ -224,6 +230,9 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/apps/{app}/users/{user}/sessions", create_session, "Create a session",
              SessionDetail, body=CreateSessionBody, status=201, errors=(400, 404, 409, 422)),
     Endpoint("GET", _SESSION, get_session, "A session: state and events", SessionDetail, errors=(400, 404)),
+    Endpoint("GET", _SESSION + "/timeline", get_timeline, "A conversation's turns as timelines", SessionTimeline,
+             errors=(400, 404), description="Per turn: a bar per agent, model call, tool call, wait for a person, "
+             "retry and continue-as-new, with durations, tokens and cost; the conversation's totals (docs/web.md)."),
     Endpoint("DELETE", _SESSION, delete_session, "Delete a session (and stop its conversation workflow)",
              Deleted, errors=(400,)),
     Endpoint("POST", _SESSION + "/messages", send_message, "Send a message and wait for the turn's events",

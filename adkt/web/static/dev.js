@@ -1,6 +1,7 @@
 // The dev chat page: no build step, one module. It uses only the HTTP API (/api/v1, docs/web.md).
-import { h, pretty, when } from "./dom.js";
+import { authFetch, h, pretty, when } from "./dom.js";
 import { renderEvalRoute, saveSessionAsCase } from "./evals.js";
+import { createTimeline } from "./timeline.js";
 
 const main = document.getElementById("main");
 const API = "/api/v1";
@@ -15,7 +16,7 @@ class ApiError extends Error {
 }
 
 async function api(path, { method = "GET", body } = {}) {
-  const response = await fetch(API + path, {
+  const response = await authFetch(API + path, {
     method, headers: body === undefined ? {} : { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -30,7 +31,7 @@ const sessionPath = (app, user, session) => `/apps/${enc(app)}/users/${enc(user)
 // Each frame is "event: NAME\nid: ...\ndata: JSON"; comments (":...") keep the connection alive.
 // Unknown event names are ignored, so the server can add kinds (e.g. token-level "partial").
 async function* sse(path, body) {
-  const response = await fetch(API + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await authFetch(API + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -114,6 +115,7 @@ function pendingView(request, ctx) {
       turn.events.forEach((e) => ctx.log.append(eventView(e)));
       renderPending(ctx, turn.pending);
       refreshSide(ctx);
+      ctx.timeline.refresh();
     } catch (e) {
       running.remove();
       error.textContent = `${e.kind}: ${e.message}`;
@@ -196,6 +198,7 @@ async function renderChat(app, user, session) {
   text.onkeydown = (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } };
 
   const workflow = h("span", { "data-testid": "workflow" });
+  ctx.timeline = createTimeline(() => api(`${sessionPath(app, user, session)}/timeline`));
   const side = h("div", { class: "side" },
     h("div", { class: "card" },
       h("label", {}, "App"), appSelect, info?.description ? h("div", { class: "hint" }, info.description) : null,
@@ -205,21 +208,31 @@ async function renderChat(app, user, session) {
   const convo = h("div", {},
     h("div", { class: "convo-head" }, h("h1", {}, app), h("span", { class: "muted mono" }, `${user} · ${session}`), workflow,
       h("button", { class: "save-case", "data-testid": "save-case", title: "download this conversation as an eval case (docs/eval.md)",
-        onclick: () => saveSessionAsCase(api, sessionPath(app, user, session), session, status) }, "Save as eval case")),
+        onclick: () => saveSessionAsCase(api, sessionPath(app, user, session), session, status) }, "Save as eval case"),
+      ctx.timeline.totals),
+    ctx.timeline.view,
     h("details", { class: "card" }, h("summary", {}, "session state"), ctx.state),
     ctx.log, ctx.pending, status, h("div", { class: "composer" }, text, send),
     h("label", { class: "hint inline" }, ctx.tokens, " stream tokens (partial events, for models that stream)"));
   main.replaceChildren(h("div", { class: "chat" }, side, convo));
 
   try {
-    const stored = await api(sessionPath(app, user, session));
-    stored.events.forEach((e) => ctx.log.append(eventView(e)));
-    ctx.state.textContent = pretty(stored.state);
-    setWorkflow(workflow, stored.workflow_url, stored.workflow_id, stored.worker_version);
-    renderPending(ctx, (await api(`${sessionPath(app, user, session)}/pending`)).pending);
+    // Whether the session is stored yet, asked of the list: fetching a new one would be a 404,
+    // which the browser logs as an error.
+    const { sessions } = await api(`/apps/${enc(app)}/sessions?user_id=${enc(user)}`);
+    if (sessions.some((s) => s.session_id === session)) {
+      const stored = await api(sessionPath(app, user, session));
+      stored.events.forEach((e) => ctx.log.append(eventView(e)));
+      ctx.state.textContent = pretty(stored.state);
+      setWorkflow(workflow, stored.workflow_url, stored.workflow_id, stored.worker_version);
+      renderPending(ctx, (await api(`${sessionPath(app, user, session)}/pending`)).pending);
+      ctx.timeline.refresh();
+    } else {
+      ctx.log.append(h("div", { class: "muted", "data-testid": "empty" }, "A new session: send a message to start it."));
+      ctx.timeline.view.hidden = true;
+    }
   } catch (e) {
-    if (e.status !== 404) ctx.log.append(h("div", { class: "error" }, `${e.kind}: ${e.message}`));
-    else ctx.log.append(h("div", { class: "muted", "data-testid": "empty" }, "A new session: send a message to start it."));
+    ctx.log.append(h("div", { class: "error" }, `${e.kind}: ${e.message}`));
   }
   ctx.workflow = workflow;
   refreshSide(ctx);
@@ -266,6 +279,8 @@ async function streamTurn(ctx, message, status, send) {
     busy = false;
     send.disabled = false;
     refreshSide(ctx);
+    ctx.timeline.view.hidden = false;
+    ctx.timeline.refresh();
   }
 }
 

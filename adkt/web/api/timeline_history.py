@@ -1,0 +1,201 @@
+"""What a conversation's Temporal history adds to its timeline (timeline.py): each model and tool
+activity's own start and end, its attempts (a retried call: the failed attempts before the last,
+and the last failure's message), the runs it continued as new into, and each turn's trace id.
+
+Temporal keeps the history of a run for the namespace's retention, so an old conversation's
+timeline is drawn from its events alone (``SessionTimeline.history`` says which).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+
+from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from adk_core.errors import SessionNotFoundError
+from adk_temporal.workflows import session_workflow_id
+
+from .backend import ApiBackend
+from .timeline import SessionTimeline, TimelineSpan, TimelineTurn, build_turns, totals
+
+HISTORY_SECONDS = 5.0
+"""How long a timeline waits for Temporal's history before it is drawn from the events alone."""
+
+MAX_RUNS = 5
+"""Runs of a conversation read, newest first: continue-as-new happens every few turns, so the
+page's turns are in the last few."""
+SLACK = 0.25
+"""Seconds an activity may reach outside its bar's event times and still be that bar's (the bar's
+events are stamped with workflow task times, which follow the activity's own)."""
+TRACER_HEADER = "_tracer-data"  # temporalio.contrib.opentelemetry's header (its W3C traceparent)
+KINDS = {"adk.generate_content": "model", "adk.run_tool": "tool"}
+
+
+@dataclass
+class Activity:
+    kind: str
+    scheduled: float
+    started: float | None = None
+    closed: float | None = None
+    attempt: int = 1
+    failure: str | None = None
+
+
+@dataclass
+class ConversationHistory:
+    activities: list[Activity] = field(default_factory=list)
+    continued_as_new: list[float] = field(default_factory=list)
+    updates: list[tuple[float, str | None]] = field(default_factory=list)
+    """Each message or answer the conversation accepted: its time, its trace id."""
+
+
+async def read_history(client: Client, workflow_id: str) -> ConversationHistory | None:
+    """The conversation's last runs (``MAX_RUNS``), oldest first; None when Temporal has none."""
+    history = ConversationHistory()
+    runs = []
+    try:
+        async for run in client.list_workflows(f'WorkflowId = "{workflow_id}"', limit=MAX_RUNS):
+            runs.append(run)
+    except RPCError as e:
+        if e.status != RPCStatusCode.NOT_FOUND:
+            raise
+    if not runs:
+        return None
+    for run in sorted(runs, key=lambda r: r.start_time):
+        fetched = await client.get_workflow_handle(workflow_id, run_id=run.run_id).fetch_history()
+        _read(fetched.events, history)
+    return history
+
+
+def _seconds(event: HistoryEvent) -> float:
+    return event.event_time.ToDatetime(UTC).timestamp()
+
+
+def _read(events: Sequence[HistoryEvent], into: ConversationHistory) -> None:
+    scheduled: dict[int, Activity] = {}
+    for event in events:
+        t = event.event_type
+        if t == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            kind = KINDS.get(event.activity_task_scheduled_event_attributes.activity_type.name)
+            if kind is not None:
+                scheduled[event.event_id] = Activity(kind, _seconds(event))
+                into.activities.append(scheduled[event.event_id])
+        elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            if (activity := scheduled.get(started.scheduled_event_id)) is not None:
+                activity.started, activity.attempt = _seconds(event), started.attempt
+                if started.HasField("last_failure"):
+                    activity.failure = started.last_failure.message or None
+        elif t in _CLOSED:
+            activity = scheduled.get(getattr(event, _CLOSED[t]).scheduled_event_id)
+            if activity is not None:
+                activity.closed = _seconds(event)
+                if t != EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+                    activity.failure = getattr(event, _CLOSED[t]).failure.message or activity.failure
+        elif t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+            into.continued_as_new.append(_seconds(event))
+        elif t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+            header = event.workflow_execution_update_accepted_event_attributes.accepted_request.input.header
+            into.updates.append((_seconds(event), _trace_id(header.fields.get(TRACER_HEADER))))
+
+
+_CLOSED = {
+    EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: "activity_task_timed_out_event_attributes",
+}
+
+
+def _trace_id(payload: Payload | None) -> str | None:
+    """The trace id in a W3C ``traceparent`` (``00-<trace id>-<span id>-<flags>``) the caller's
+    tracing interceptor put in the header; None without one, or when a codec hides it."""
+    if payload is None or payload.metadata.get("encoding") != b"json/plain":
+        return None
+    try:
+        parent = json.loads(payload.data).get("traceparent", "")
+    except (ValueError, AttributeError):
+        return None
+    parts = parent.split("-")
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else None
+
+
+def enrich(turns: list[TimelineTurn], history: ConversationHistory) -> None:
+    """Move model and tool bars to their activities' times, mark retries, add continue-as-new and
+    trace ids. A bar is matched to the first unmatched activity of its kind inside its times."""
+    free = sorted(history.activities, key=lambda a: a.scheduled)
+    for turn in turns:
+        spans: list[TimelineSpan] = []
+        for span in turn.spans:
+            spans.append(span)
+            if span.kind not in ("model", "tool"):
+                continue
+            match = next((a for a in free if a.kind == span.kind and a.closed is not None
+                          and span.start - SLACK <= a.scheduled and a.closed <= span.end + SLACK), None)  # fmt: skip
+            if match is None:
+                continue  # run in the workflow (transfer_to_agent, inline tools) or history gone
+            free.remove(match)
+            span.start, span.end, span.attempts = match.scheduled, max(match.closed or span.end, match.scheduled), match.attempt
+            if match.attempt > 1:
+                span.error = match.failure
+                spans.append(TimelineSpan(
+                    id=f"{span.id}/retries", kind="retry", name=f"{match.attempt - 1} failed attempt(s)", agent=span.agent,
+                    depth=span.depth + 1, start=match.scheduled, end=match.started or match.scheduled, error=match.failure,
+                ))  # fmt: skip
+        turn.spans = spans
+        _fit_agents(turn)
+        accepted = [trace for at, trace in history.updates if turn.start - SLACK <= at <= turn.start + SLACK]
+        turn.trace_id = next((trace for trace in accepted if trace), None)
+    for at in history.continued_as_new:
+        before = [t for t in turns if t.end <= at + SLACK]
+        if before:
+            turn = before[-1]
+            turn.spans.append(TimelineSpan(id=f"can/{at}", kind="continue_as_new", name="continued as new", agent="",
+                                           depth=0, start=at, end=at))  # fmt: skip
+            turn.end = max(turn.end, at)
+
+
+def _fit_agents(turn: TimelineTurn) -> None:
+    """An agent's bar spans its calls again, now that they moved; the turn spans everything."""
+    agent: TimelineSpan | None = None
+    for span in turn.spans:
+        if span.kind == "agent":
+            agent = span
+            agent.start, agent.end = float("inf"), float("-inf")
+        elif agent is not None and span.kind in ("model", "tool", "wait", "error"):
+            agent.start, agent.end = min(agent.start, span.start), max(agent.end, span.end)
+    for span in turn.spans:
+        if span.kind == "agent" and span.start == float("inf"):
+            span.start = span.end = turn.start
+    turn.start = min([turn.start, *(s.start for s in turn.spans)])
+    turn.end = max([turn.end, *(s.end for s in turn.spans)])
+
+
+async def session_timeline(backend: ApiBackend, app: str, user_id: str, session_id: str) -> SessionTimeline:
+    """The conversation's timeline: its stored events, sharpened by its history when Temporal
+    answers within ``HISTORY_SECONDS`` (else drawn from the events alone)."""
+    session = await backend.sessions.get_session(app_name=app, user_id=user_id, session_id=session_id)
+    if session is None:
+        raise SessionNotFoundError(
+            f"no session {session_id!r} for app {app!r}, user {user_id!r}; "
+            "list them with GET /api/v1/apps/{app}/sessions?user_id=..."
+        )
+    turns = build_turns(session.events, now=time.time())
+    workflow_id = session_workflow_id(app, user_id, session_id)
+    try:
+        async with asyncio.timeout(HISTORY_SECONDS):
+            history = await read_history(backend.client.client, workflow_id)
+    except (RPCError, TimeoutError):
+        history = None
+    if history is not None:
+        enrich(turns, history)
+    return SessionTimeline(workflow_id=workflow_id, workflow_url=backend.workflow_url(workflow_id),
+                           history=history is not None, totals=totals(turns), turns=turns)  # fmt: skip
