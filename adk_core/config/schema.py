@@ -22,6 +22,12 @@ LLM_ONLY_FIELDS = (
 
 def _reference(value: Any) -> str:
     """A name or ``package.module:attr``, written as is or as google-adk's ``{name: ...}``."""
+    if isinstance(value, dict) and "args" in value:
+        raise PydanticCustomError(
+            "reference_args",
+            "args (google-adk's arguments for a tool factory) are not supported; build the tool in Python, "
+            "register it in the tool_registry and name it here",
+        )
     if isinstance(value, dict) and set(value) == {"name"}:
         value = value["name"]
     if not isinstance(value, str) or not value.strip():

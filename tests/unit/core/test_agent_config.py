@@ -104,6 +104,7 @@ def test_a_registry_passed_in_serves_files_that_name_none(tmp_path: Path) -> Non
         ("name: a\nsub_agents:\n  - config_path: missing.yaml\n", 3, "sub_agents[0].config_path: no file"),
         ("name: a\nsub_agents:\n  - config_path: x.yaml\n    code: a:b\n", 3, "give exactly one of config_path"),
         ("name: a\nsub_agents:\n  - name: b\n    tools: [7]\n", 4, "sub_agents[0].tools[0]: write a name or"),
+        ("name: a\ntools:\n  - name: my.factory:make\n    args: {size: 3}\n", 3, "tools[0]: args (google-adk"),
         ("name: a\nexecution:\n  child_workflow: true\n  retries: 3\n", 4,
          "execution.retries: unknown field; the fields are: child_workflow, model_timeout"),
     ],
