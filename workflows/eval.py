@@ -183,8 +183,10 @@ class EvalSuiteWorkflow:
         async def trial(name: str, number: int) -> None:
             label = f"{name}#{number}"
             self._progress.running.append(label)
-            result = await self._run_trial(input, suite, run_id, name, number)
-            self._progress.running.remove(label)
+            try:
+                result = await self._run_trial(input, suite, run_id, name, number)
+            finally:
+                self._progress.running.remove(label)  # a failed trial frees its slot too
             self._count(result.status)
             results.setdefault(name, []).append(result)
             if input.stop_on_first_failure and not result.passed:
@@ -196,11 +198,10 @@ class EvalSuiteWorkflow:
                     index += 1
                     continue
                 await workflow.wait_condition(lambda: len(self._progress.running) < limit)
-                if self._stopped or self._history_full(input):
-                    break
+                if self._stopped or self._history_full(input) or any(_failed(t) for t in running):
+                    break  # a trial that raised (not a failed case: a bug, a store down) fails the suite below
                 running.append(asyncio.create_task(trial(*plan[index])))
                 index += 1
-                running = [t for t in running if not t.done()]
             await asyncio.gather(*running)
         except asyncio.CancelledError:
             for task in running:
@@ -293,6 +294,10 @@ class EvalSuiteWorkflow:
         field = {"passed": "passed", "failed": "failed", "error": "errors", "terminated": "terminated",
                  "not_evaluated": "not_evaluated"}.get(status, "errors")  # fmt: skip
         setattr(progress, field, getattr(progress, field) + 1)
+
+
+def _failed(task: asyncio.Task[None]) -> bool:
+    return task.done() and not task.cancelled() and task.exception() is not None
 
 
 def _run_id(input: EvalSuiteInput) -> str:
