@@ -187,3 +187,55 @@ async def test_gemini_caches_nothing_explicitly_by_default_or_when_the_api_refus
     assert len(refusing.creates) == 1 and usage.model_calls == len(refusing.bodies)
     assert all("cachedContent" not in b and "systemInstruction" in b for b in refusing.bodies)
     assert "refused to cache" in caplog.text and "Cached content is too small" in caplog.text
+
+
+async def test_cache_usage_built_with_the_sdks_parses_into_usage(wire: Wire) -> None:
+    # The usage each official SDK describes, serialized as its API sends it (issue 23, item 1 for item 4).
+    import anthropic.types as anthropic_types
+    import openai.types.chat as openai_types
+    from google.genai import types as genai
+
+    usage = anthropic_types.Usage(
+        input_tokens=12, cache_read_input_tokens=3000, cache_creation_input_tokens=800, output_tokens=5
+    )
+    text = anthropic_types.TextBlock(type="text", text="Hi.")
+    message = anthropic_types.Message(id="m", type="message", role="assistant", model="claude-sonnet-4-5",
+                                      content=[text], stop_reason="end_turn", usage=usage)  # fmt: skip
+    completion = openai_types.ChatCompletion(
+        id="c", object="chat.completion", created=1, model="gpt-4o",
+        choices=[openai_types.chat_completion.Choice(
+            index=0, finish_reason="stop", message=openai_types.ChatCompletionMessage(role="assistant", content="Hi."))],
+        usage={"prompt_tokens": 2000, "completion_tokens": 3, "total_tokens": 2003,
+               "prompt_tokens_details": {"cached_tokens": 1920}},  # type: ignore[arg-type]
+    )  # fmt: skip
+    gemini = genai.GenerateContentResponse(
+        candidates=[genai.Candidate(content=genai.Content(role="model", parts=[genai.Part(text="Hi.")]),
+                                    finish_reason=genai.FinishReason.STOP)],
+        usage_metadata=genai.GenerateContentResponseUsageMetadata(
+            prompt_token_count=5000, cached_content_token_count=4096, candidates_token_count=2, total_token_count=5002),
+    )  # fmt: skip
+    for answer in (message, completion):
+        wire.reply_raw(httpx.Response(200, json=answer.model_dump(mode="json", exclude_none=True)))
+    wire.reply_raw(httpx.Response(200, json=gemini.model_dump(mode="json", by_alias=True, exclude_none=True)))
+
+    [claude] = await collect(_claude(http_client=wire.client), simple_request())
+    [gpt] = await collect(OpenAIModel("gpt-4o", api_key=SECRET, http_client=wire.client), simple_request())
+    [flash] = await collect(
+        GeminiModel("gemini-2.5-flash", api_key=SECRET, http_client=wire.client), simple_request()
+    )
+
+    assert (
+        claude.usage_metadata is not None
+        and gpt.usage_metadata is not None
+        and flash.usage_metadata is not None
+    )
+    assert (claude.usage_metadata.prompt_token_count, claude.usage_metadata.cached_content_token_count,
+            claude.usage_metadata.cache_creation_token_count) == (3812, 3000, 800)  # fmt: skip
+    assert (gpt.usage_metadata.prompt_token_count, gpt.usage_metadata.cached_content_token_count) == (
+        2000,
+        1920,
+    )
+    assert (flash.usage_metadata.prompt_token_count, flash.usage_metadata.cached_content_token_count) == (
+        5000,
+        4096,
+    )
