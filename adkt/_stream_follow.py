@@ -29,7 +29,7 @@ from adk_core.sql.schema import stream_chunks
 from adk_core.types import Event
 from adk_temporal.activities.streaming import STREAM_RESET, channel_name, is_stream_reset
 from adk_temporal.encryption import open_json, process_codec
-from adkt.listener import NotifyListener, Subscription
+from adkt.listener import NotifyListener, Subscription, close_shared_listeners, shared_listener
 
 READ_POOL_SIZE, READ_POOL_OVERFLOW = 4, 4
 """Connections a hub reads rows on: each read is one short query, so a few serve hundreds of streams."""
@@ -50,7 +50,7 @@ class StreamHub:
     """What a process follows streams with: one LISTEN connection and a small pool to read rows on."""
 
     def __init__(self, database_url: str, *, listener: NotifyListener | None = None) -> None:
-        self.listener = listener or NotifyListener(database_url)
+        self.listener = listener or shared_listener(database_url)  # the simulator's page listens there too
         self.engine: AsyncEngine = open_engine(
             database_url, pool_size=READ_POOL_SIZE, max_overflow=READ_POOL_OVERFLOW,
             pool_timeout=READ_POOL_TIMEOUT_SECONDS,
@@ -80,9 +80,10 @@ _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, StreamHub]
 
 
 async def close_stream_hubs() -> None:
-    """Close this event loop's shared hubs (at server shutdown)."""
+    """Close this event loop's shared hubs and listeners (at server shutdown)."""
     hubs = _hubs.pop(asyncio.get_running_loop(), {})
     await asyncio.gather(*(hub.close() for hub in hubs.values()))
+    await close_shared_listeners()
 
 
 class StreamFollower:

@@ -266,10 +266,11 @@ _shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, NotifyLi
 
 def shared_listener(database_url: str) -> NotifyListener:
     """This process's listener on ``database_url`` (one per event loop and database)."""
+    key = postgres_url(database_url).render_as_string(hide_password=False)
     listeners = _shared.setdefault(asyncio.get_running_loop(), {})
-    listener = listeners.get(database_url)
+    listener = listeners.get(key)
     if listener is None or listener._closed:
-        listener = listeners[database_url] = NotifyListener(database_url)
+        listener = listeners[key] = NotifyListener(database_url)
     return listener
 
 

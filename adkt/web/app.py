@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 from adk_core.simulator import Decision, SimulatorError, SimulatorService, export_session
 
 from .security import AuthError, WebAccess, principal_of, require_operator
+from .streams import simulator_changes
 
 STATIC = Path(__file__).parent / "static"
 KEEPALIVE_SECONDS = 15.0
@@ -96,7 +97,7 @@ def simulator_routes(service: SimulatorService) -> tuple[list[Route], dict]:
 
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[str]:
-            async with service.store.changes() as changes:
+            async with simulator_changes(service.store) as changes:
                 # Read the feed in its own task: timing out a wait on the feed itself would close it.
                 queue: asyncio.Queue[str] = asyncio.Queue()
 

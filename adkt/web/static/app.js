@@ -326,7 +326,8 @@ async function listen() {
         if (event !== "change") continue;
         const match = location.pathname.match(SESSION_PATH);
         if (!match) renderList();
-        else if (match[1] === data.session_id) renderSession(data.session_id, { keepComposer: true });
+        // "" says updates may have been lost (the server reconnected): whatever is shown is re-read.
+        else if (match[1] === data.session_id || data.session_id === "") renderSession(match[1], { keepComposer: true });
       }
     } catch (e) {
       // reconnecting below
