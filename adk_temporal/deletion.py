@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -36,7 +37,9 @@ from adk_temporal.workflows.contracts import session_workflow_id
 
 MAX_ROUNDS = 5
 """How many times the workflows are listed and deleted before giving up: a message sent while a
-deletion runs can start a conversation again, and visibility lags a delete by a moment."""
+deletion runs can start a conversation again."""
+HISTORY_WAIT = 60.0
+"""Seconds a deletion waits for Temporal to remove the histories it was told to delete."""
 _SHA256 = re.compile(rb'"sha256"\s*:\s*"([0-9a-f]{64})"')
 _REFERENCE_MARKER = "__temporal_external_storage_reference"
 _REFERENCE_ENCODINGS = (b"json/external-storage-reference", b"json/protobuf")
@@ -57,9 +60,13 @@ class DeletionIncompleteError(RuntimeError):
 
 
 async def delete_session(
-    client: Client, engine: AsyncEngine, app_name: str, user_id: str, session_id: str
+    client: Client, engine: AsyncEngine, app_name: str, user_id: str, session_id: str, *, wait: bool = True
 ) -> DeletionReport:
-    """Delete one session: its workflows (and the large payloads only they reference), then its rows."""
+    """Delete one session: its workflows (and the large payloads only they reference), then its rows.
+
+    ``wait``: return only once Temporal has removed the histories (it deletes them in the background:
+    seconds, up to about 20 s on the dev server; at most HISTORY_WAIT); False returns once Temporal
+    has accepted each deletion (the workflows are terminated by then)."""
     validate_session_key(app_name, user_id, session_id)
     conversation = session_workflow_id(app_name, user_id, session_id)
     run_prefix = "adk-run/" + "/".join(map(escape_id_part, (app_name, user_id, session_id))) + "/"
@@ -67,31 +74,39 @@ async def delete_session(
         f"WorkflowId = {_quote(conversation)} OR WorkflowId STARTS_WITH {_quote(conversation + '/')}"
         f" OR WorkflowId STARTS_WITH {_quote(run_prefix)}"
     )
-    workflows, keys = await _delete_workflows(client, [query])
+    workflows, keys = await _delete_workflows(client, [query], wait)
     rows = await erase_session(engine, app_name, user_id, session_id, payload_keys=keys)
     return DeletionReport(workflows=workflows, rows=rows)
 
 
-async def delete_user(client: Client, engine: AsyncEngine, app_name: str, user_id: str) -> DeletionReport:
+async def delete_user(
+    client: Client, engine: AsyncEngine, app_name: str, user_id: str, *, wait: bool = True
+) -> DeletionReport:
     """Delete everything of one user of one app: their workflows, payloads, sessions, state, memory,
-    artifacts, streamed partials, simulator sessions and eval trials."""
+    artifacts, streamed partials, simulator sessions and eval trials. ``wait``: as delete_session."""
     validate_id("app name", app_name)
     validate_id("user id", user_id)
     parts = "/".join(map(escape_id_part, (app_name, user_id))) + "/"
     by_id = f"WorkflowId STARTS_WITH {_quote('adk-session/' + parts)} OR WorkflowId STARTS_WITH {_quote('adk-run/' + parts)}"
     by_attributes = f"AdkApp = {_quote(app_name)} AND AdkUser = {_quote(user_id)}"
-    workflows, keys = await _delete_workflows(client, [by_id, by_attributes])
+    workflows, keys = await _delete_workflows(client, [by_id, by_attributes], wait)
     rows = await erase_user(engine, app_name, user_id, payload_keys=keys)
     return DeletionReport(workflows=workflows, rows=rows)
 
 
-async def _delete_workflows(client: Client, queries: list[str]) -> tuple[list[str], set[str]]:
-    """Terminate and delete every run the queries list, until a listing finds none; returns the
-    workflow ids deleted and the payload keys their histories referenced."""
+async def _delete_workflows(client: Client, queries: list[str], wait: bool) -> tuple[list[str], set[str]]:
+    """Terminate and delete every run the queries list, until a listing finds no run not deleted
+    yet; returns the workflow ids deleted and the payload keys their histories referenced.
+
+    Visibility lists a deleted run for a while after its history is gone (seconds to tens of
+    seconds on the dev server), so runs deleted here are not waited for: a later listing that still
+    holds them holds nothing new. A run started meanwhile (a message sent to the conversation while
+    it is deleted) has a new run id and is deleted in the next round."""
     deleted: list[str] = []
+    done: set[tuple[str, str]] = set()
     keys: set[str] = set()
     for _ in range(MAX_ROUNDS):
-        runs = await _list_runs(client, queries)
+        runs = [(w, r, s) for w, r, s in await _list_runs(client, queries) if (w, r) not in done]
         if not runs:
             return deleted, keys
         # Running ones first, so nothing they start runs on while their histories are read.
@@ -100,7 +115,7 @@ async def _delete_workflows(client: Client, queries: list[str]) -> tuple[list[st
                 await _ignoring_not_found(client.get_workflow_handle(workflow_id, run_id=run_id).terminate("deleted"))
         for workflow_id, run_id, _ in runs:
             keys |= await _payload_keys(client, workflow_id, run_id)
-            await _ignoring_not_found(
+            found = await _ignoring_not_found(
                 client.workflow_service.delete_workflow_execution(
                     DeleteWorkflowExecutionRequest(
                         namespace=client.namespace,
@@ -108,13 +123,36 @@ async def _delete_workflows(client: Client, queries: list[str]) -> tuple[list[st
                     )
                 )
             )
-            if workflow_id not in deleted:
+            done.add((workflow_id, run_id))
+            if found and workflow_id not in deleted:  # not found: deleted before (a retry), listed late
                 deleted.append(workflow_id)
-        await _gone(client, queries, {(w, r) for w, r, _ in runs})
+        if wait:
+            await _histories_gone(client, [(w, r) for w, r, _ in runs])
     raise DeletionIncompleteError(
-        f"workflows of {queries[0]!r} were still listed after {MAX_ROUNDS} rounds of deleting (a client keeps "
-        "sending to them?); stop the senders and run the deletion again"
+        f"workflows of {queries[0]!r} were still being started after {MAX_ROUNDS} rounds of deleting (a client "
+        "keeps sending to them?); stop the senders and run the deletion again"
     )
+
+
+async def _histories_gone(client: Client, runs: list[tuple[str, str]]) -> None:
+    """Wait until Temporal has removed the runs' histories: it accepts a deletion at once and deletes
+    the history in the background (about a second on the dev server). Bounded by HISTORY_WAIT."""
+    deadline = time.monotonic() + HISTORY_WAIT
+    for workflow_id, run_id in runs:
+        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+        while True:
+            try:
+                await handle.describe()
+            except RPCError as e:
+                if e.status == RPCStatusCode.NOT_FOUND:
+                    break
+                raise
+            if time.monotonic() > deadline:
+                raise DeletionIncompleteError(
+                    f"Temporal accepted the deletion of workflow {workflow_id!r} but still has its history after "
+                    f"{HISTORY_WAIT:.0f} s; run the deletion again (it resumes where it stopped)"
+                )
+            await asyncio.sleep(0.2)
 
 
 async def _list_runs(client: Client, queries: list[str]) -> list[tuple[str, str, WorkflowExecutionStatus | None]]:
@@ -130,16 +168,6 @@ async def _list_runs(client: Client, queries: list[str]) -> list[tuple[str, str,
                 continue
             raise
     return [(w, r, s) for (w, r), s in found.items()]
-
-
-async def _gone(client: Client, queries: list[str], runs: set[tuple[str, str]], timeout: float = 10.0) -> None:
-    """Wait (bounded) until visibility no longer lists the runs just deleted, so the next round's
-    listing only holds new ones."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
-        if not runs & {(w, r) for w, r, _ in await _list_runs(client, queries)}:
-            return
-        await asyncio.sleep(0.2)
 
 
 async def _payload_keys(client: Client, workflow_id: str, run_id: str) -> set[str]:
@@ -180,12 +208,15 @@ def _payloads(message: Message) -> Iterator[Payload]:
                 yield from _payloads(item)
 
 
-async def _ignoring_not_found(call: object) -> None:
+async def _ignoring_not_found(call: object) -> bool:
+    """Await ``call``; False when Temporal answered NOT_FOUND (gone already: what a retry meets)."""
     try:
         await call  # type: ignore[misc]
     except RPCError as e:
         if e.status != RPCStatusCode.NOT_FOUND:
             raise
+        return False
+    return True
 
 
 def _quote(value: str) -> str:

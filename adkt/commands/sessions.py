@@ -124,6 +124,8 @@ async def _where_it_runs(app_name: str, user: str, session_id: str) -> str:
 
 
 YES = Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")]
+NO_WAIT = Annotated[bool, typer.Option(
+    "--no-wait", help="return once Temporal accepted the deletions, without waiting for the histories to go")]
 
 
 @sessions.command("delete")
@@ -132,6 +134,7 @@ def delete_session(
     user: Annotated[str, typer.Argument(help="user id")],
     session_id: Annotated[str, typer.Argument(help="session id")],
     yes: YES = False,
+    no_wait: NO_WAIT = False,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Delete a session everywhere: its Temporal workflows (terminated, histories deleted), events,
@@ -139,7 +142,7 @@ def delete_session(
     Safe to run again."""
     if not yes:
         typer.confirm(f"Delete session {session_id!r} of user {user!r} in app {app_name!r} everywhere?", abort=True)
-    run_async(_delete(app_name, user, session_id, database_url))
+    run_async(_delete(app_name, user, session_id, database_url, wait=not no_wait))
 
 
 users = typer.Typer(help="Delete a user's data.", no_args_is_help=True, rich_markup_mode=None)
@@ -150,6 +153,7 @@ def delete_user(
     app_name: Annotated[str, typer.Argument(help="the app's name (App.name)")],
     user: Annotated[str, typer.Argument(help="user id")],
     yes: YES = False,
+    no_wait: NO_WAIT = False,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Delete everything of one user of one app: their Temporal workflows, sessions, events, user:
@@ -157,10 +161,10 @@ def delete_user(
     Safe to run again."""
     if not yes:
         typer.confirm(f"Delete every session and all data of user {user!r} in app {app_name!r}?", abort=True)
-    run_async(_delete(app_name, user, None, database_url))
+    run_async(_delete(app_name, user, None, database_url, wait=not no_wait))
 
 
-async def _delete(app_name: str, user: str, session_id: str | None, database_url: str | None) -> None:
+async def _delete(app_name: str, user: str, session_id: str | None, database_url: str | None, *, wait: bool) -> None:
     """Temporal first (nothing of theirs runs on), then the rows: adk_temporal.deletion."""
     from adk_core.errors import ConfigurationError
     from adk_core.sql import open_engine
@@ -180,9 +184,9 @@ async def _delete(app_name: str, user: str, session_id: str | None, database_url
         engine = open_engine(url)
         try:
             if session_id is None:
-                report = await deletion.delete_user(client, engine, app_name, user)
+                report = await deletion.delete_user(client, engine, app_name, user, wait=wait)
             else:
-                report = await deletion.delete_session(client, engine, app_name, user, session_id)
+                report = await deletion.delete_session(client, engine, app_name, user, session_id, wait=wait)
         finally:
             await engine.dispose()
     rows = ", ".join(f"{table} {count}" for table, count in report.rows.items() if count) or "none"

@@ -144,8 +144,9 @@ async def test_marker_encrypted_at_rest_then_deleted_everywhere(
             await rotated.close()
             await artifacts.close()
 
+        # Waits until Temporal has removed the histories (seconds; on a busy dev server up to ~20 s).
         report = await asyncio.wait_for(delete_user(client, services["session_service"].engine, app.name, "victim"),
-                                        timeout=60)  # fmt: skip
+                                        timeout=120)  # fmt: skip
         conversation = session_workflow_id(app.name, "victim", "s1")
         assert conversation in report.workflows and any(w.startswith("adk-run/") for w in report.workflows)
         assert report.rows["adk_payloads"] >= 1  # the large tool results only the victim's runs referenced
