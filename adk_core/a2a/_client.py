@@ -28,6 +28,8 @@ Headers = Mapping[str, str] | Callable[[], Mapping[str, str]]
 WAITING_STATES = frozenset({"submitted", "working"})
 """A task in these states is still running: poll (or stream) on."""
 FAILED_STATES = frozenset({"failed", "rejected", "canceled"})
+LOST = "lost"
+"""Not an A2A state: the remote answered that it does not know the task (tasks/get: TaskNotFoundError)."""
 _USABLE_BINDINGS = ("JSONRPC", "HTTP+JSON")  # what the SDK's HTTP client speaks without gRPC
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 
@@ -141,11 +143,17 @@ class A2aConnection:
         return await self.get_task(found_id)
 
     async def get_task(self, task_id: str) -> dict[str, Any]:
-        from a2a.types import GetTaskRequest
+        from a2a.types import GetTaskRequest, TaskNotFoundError
 
         async with self.client(streaming=False) as client:
             with sdk_errors(f"reading task {task_id!r} of the A2A agent at {self.url}"):
-                task = await client.get_task(GetTaskRequest(id=task_id))
+                try:
+                    task = await client.get_task(GetTaskRequest(id=task_id))
+                except TaskNotFoundError:
+                    # A remote that restarted without keeping its tasks: the agent sends the message
+                    # again under the same id, which a deduplicating remote answers from the first turn.
+                    return {"kind": "task", "task_id": task_id, "context_id": None, "state": LOST, "text": "",
+                            "data": [], "status_text": ""}  # fmt: skip
         return outcome_of_task(task)
 
     async def wait(self, task_id: str, *, budget: timedelta, interval: timedelta) -> dict[str, Any]:

@@ -33,12 +33,14 @@ from ..errors import ConfigurationError, RemoteError
 from ..tools.base import BaseTool
 from ..tools.execution import ToolExecution, remote_tool_execution
 from ..types import Content, Event, EventActions
-from ._client import FAILED_STATES, WAITING_STATES, A2aConnection, Headers
+from ._client import FAILED_STATES, LOST, WAITING_STATES, A2aConnection, Headers
 from ._errors import A2aCallError, A2aUnavailableError
 
 if TYPE_CHECKING:
     from ..agents.context import InvocationContext, ToolContext
 
+MAX_RESENDS = 2
+"""How often the message is sent again when the remote no longer knows its task (a restart)."""
 STATE_PREFIX = "_a2a:"
 """Session state key prefix holding each remote agent's context id (and task id while it waits)."""
 
@@ -112,28 +114,36 @@ class RemoteA2aAgent(BaseAgent):
         """Nothing is held between calls (each call opens its own HTTP client); kept for close_tools."""
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncIterator[Event]:
-        from ..agents.context import ToolContext
-
         remembered = dict(ctx.session.state.get(self.state_key) or {})
         context_id = remembered.get("context_id") or ctx.runtime.new_id()
+        # The A2A message id: deterministic (the runtime's ids), the same on every attempt of the send
+        # and on a send made again after the remote lost the task, so the remote can deduplicate it.
+        message_id = f"{ctx.invocation_id}:a2a-{ctx.runtime.new_id()}"
         args = {
             "text": self._message_text(ctx),
             "context_id": context_id,
             "task_id": remembered.get("task_id"),
+            "message_id": message_id,
         }
         try:
-            outcome = await ctx.runtime.run_tool(
-                self._send, args, ToolContext(ctx, function_call_id=f"a2a-send-{ctx.runtime.new_id()}")
-            )
-            polls = math.ceil(self.max_wait / self.poll_budget)
-            while outcome["state"] in WAITING_STATES and polls > 0:
+            outcome = await self._call(ctx, self._send, args)
+            polls, resends = math.ceil(self.max_wait / self.poll_budget), MAX_RESENDS
+            while polls > 0:
+                if outcome["state"] == LOST and resends > 0:
+                    resends -= 1
+                    outcome = await self._call(ctx, self._send, args)
+                    continue
+                if outcome["state"] not in WAITING_STATES:
+                    break
                 polls -= 1
-                poll_context = ToolContext(ctx, function_call_id=f"a2a-poll-{ctx.runtime.new_id()}")
-                outcome = await ctx.runtime.run_tool(
-                    self._poll, {"task_id": outcome["task_id"]}, poll_context
-                )
+                outcome = await self._call(ctx, self._poll, {"task_id": outcome["task_id"]})
         except (A2aCallError, A2aUnavailableError, RemoteError) as error:
             yield self._error_event(ctx, "A2A_CALL_FAILED", f"the remote agent could not be asked: {error}")
+            return
+        if outcome["state"] == LOST:
+            yield self._error_event(
+                ctx, "A2A_TASK_LOST", f"the remote agent no longer knows task {outcome['task_id']}"
+            )
             return
         if outcome["state"] in WAITING_STATES:
             yield self._error_event(
@@ -141,6 +151,13 @@ class RemoteA2aAgent(BaseAgent):
             )
             return
         yield self._answer_event(ctx, outcome, context_id)
+
+    async def _call(self, ctx: InvocationContext, tool: BaseTool, args: dict[str, Any]) -> dict[str, Any]:
+        """One exchange with the remote, through the runtime's tool call (an activity when durable)."""
+        from ..agents.context import ToolContext
+
+        call_id = f"{tool.name.rpartition('.')[2]}-{ctx.runtime.new_id()}"
+        return dict(await ctx.runtime.run_tool(tool, args, ToolContext(ctx, function_call_id=call_id)))
 
     def _message_text(self, ctx: InvocationContext) -> str:
         """The user's message, after what other agents said in this turn (as google-adk's agent does)."""
@@ -195,8 +212,8 @@ class A2aSend(BaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         agent = self.agent
         return await agent.connection.send(
-            text=args["text"], message_id=tool_context.idempotency_key, context_id=args["context_id"],
-            task_id=args.get("task_id"), stream=agent.streaming,
+            text=args["text"], message_id=args.get("message_id") or tool_context.idempotency_key,
+            context_id=args["context_id"], task_id=args.get("task_id"), stream=agent.streaming,
         )  # fmt: skip
 
 

@@ -157,3 +157,31 @@ async def test_a_turn_waiting_for_a_human_needs_input_and_a_canceled_task_leaves
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the canceled task's turn did not finish")
+
+
+async def test_a_restarted_server_that_lost_the_task_gets_the_message_again_and_answers_once(
+    durable_stack: DurableStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("A2A_HOLD_DIR", str(tmp_path))
+    monkeypatch.setenv("A2A_TEST_LOG", str(tmp_path / "answers.jsonl"))
+    specialist, port = await _served_specialist(durable_stack)
+    front = durable_stack.register(a2a_apps.front_app(f"http://127.0.0.1:{port}/", name=f"a2a_front_{uuid.uuid4().hex[:6]}"))
+    session = f"s-{uuid.uuid4().hex[:6]}"
+    async with serving(app_a2a_server(durable_stack.client, specialist, url=f"http://127.0.0.1:{port}/"), port):
+        run = asyncio.create_task(durable_stack.client.send(front.name, "u1", session, "hello"))
+        for _ in range(200):  # the specialist's turn runs (bounded 10 s)
+            if (tmp_path / "started").exists():
+                break
+            await asyncio.sleep(0.05)
+    # The server is gone with its in-memory tasks; the durable turn it started goes on.
+    async with serving(app_a2a_server(durable_stack.client, specialist, url=f"http://127.0.0.1:{port}/"), port):
+        (tmp_path / "release").write_text("go on")
+        result = await asyncio.wait_for(run, timeout=60)
+    assert result.final_text == "specialist says: hello"
+    assert len((tmp_path / "answers.jsonl").read_text().splitlines()) == 1  # one turn, answered twice
+    handle = durable_stack.client.client.get_workflow_handle(session_workflow_id(front.name, "u1", session))
+    sends = [
+        e async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED and b"a2a_send" in e.user_metadata.summary.data
+    ]
+    assert len(sends) == 2  # the first server's send, then the same message again to the second
