@@ -11,8 +11,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
-from temporalio.service import RPCError, RPCStatusCode
-
 from adk_core.errors import InvalidInputError, SessionNotFoundError
 from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
@@ -20,12 +18,12 @@ from adk_temporal.workflows import session_workflow_id
 from adk_temporal.workflows.contracts import final_text
 
 from ..security.principal import ForbiddenError
+from .deletion_endpoints import DELETION_ENDPOINTS
 from .errors import NotFoundError, error_body
 from .eval_endpoints import EVAL_ENDPOINTS
 from .models import (
     AppList,
     CreateSessionBody,
-    Deleted,
     ErrorBody,
     EvalRunList,
     ListRunsQuery,
@@ -106,22 +104,6 @@ async def get_session(call: Call) -> SessionDetail:
 
 async def get_timeline(call: Call) -> SessionTimeline:
     return await session_timeline(call.backend, *_ids(call))
-
-
-async def delete_session(call: Call) -> Deleted:
-    """The conversation's workflow goes with its session: left running, it would answer from a
-    session the store no longer has."""
-    app, user, session_id = _ids(call)
-    handle = call.backend.client.client.get_workflow_handle(session_workflow_id(app, user, session_id))
-    terminated = True
-    try:
-        await handle.terminate(reason="session deleted through the HTTP API")
-    except RPCError as e:
-        if e.status != RPCStatusCode.NOT_FOUND:  # not running: nothing to stop
-            raise
-        terminated = False
-    await call.backend.sessions.delete_session(app_name=app, user_id=user, session_id=session_id)
-    return Deleted(workflow_terminated=terminated)
 
 
 async def send_message(call: Call) -> TurnResponse:
@@ -233,8 +215,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", _SESSION + "/timeline", get_timeline, "A conversation's turns as timelines", SessionTimeline,
              errors=(400, 404), description="Per turn: a bar per agent, model call, tool call, wait for a person, "
              "retry and continue-as-new, with durations, tokens and cost; the conversation's totals (docs/web.md)."),
-    Endpoint("DELETE", _SESSION, delete_session, "Delete a session (and stop its conversation workflow)",
-             Deleted, errors=(400,)),
+    *DELETION_ENDPOINTS,
     Endpoint("POST", _SESSION + "/messages", send_message, "Send a message and wait for the turn's events",
              TurnResponse, body=MessageBody, errors=(400, 404, 409, 422, 502, 503),
              description="Starts the conversation's workflow (and the session) if needed."),

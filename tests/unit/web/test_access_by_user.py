@@ -79,6 +79,7 @@ USER_CASES = {
     ("POST", "/apps/{app}/users/{user}/sessions"): Case("POST", "/apps/shop/users/{user}/sessions", {"session_id": "new"}),
     ("GET", "/apps/{app}/users/{user}/sessions/{session}"): Case("GET", "/apps/shop/users/{user}/sessions/s1"),
     ("DELETE", "/apps/{app}/users/{user}/sessions/{session}"): Case("DELETE", "/apps/shop/users/{user}/sessions/s1"),
+    ("DELETE", "/apps/{app}/users/{user}"): Case("DELETE", "/apps/shop/users/{user}"),
     ("POST", "/apps/{app}/users/{user}/sessions/{session}/messages"):
         Case("POST", "/apps/shop/users/{user}/sessions/s1/messages", {"text": "hi"}),
     ("POST", "/apps/{app}/users/{user}/sessions/{session}/messages/stream"):
