@@ -11,6 +11,7 @@ from adk_core.errors import ModelError
 from adk_core.types import Content, FunctionCall, Part
 
 from ._anthropic_cache import mark_breakpoints
+from ._anthropic_schema import strict_schema
 from ._anthropic_wire import (
     EVENTS,
     Block,
@@ -99,11 +100,11 @@ class AnthropicModel(HttpModel):
     provider = "anthropic"
     api_key_env = ("ANTHROPIC_API_KEY",)
     api_key_help = "a key from https://console.anthropic.com/settings/keys"
-    # The adapter does not map response_schema to output_config.format yet.
+    # response_schema goes out as output_config.format; the API has no JSON mode without a schema.
     provider_rules = ModelRules(
         r"claude-.*",
         accepts=frozenset({"temperature", "top_p", "top_k", "stop_sequences"}),
-        structured_output=False,
+        json_mode=False,
         thinking="budget",
         # Extended thinking takes no temperature (other than 1), no top_k and no forced tool use.
         thinking_excludes=frozenset({"temperature", "top_k", "tool_choice"}),
@@ -195,6 +196,9 @@ class AnthropicModel(HttpModel):
                 body[wire] = value
         if config.stop_sequences:
             body["stop_sequences"] = config.stop_sequences
+        if config.response_schema is not None:
+            schema = {"type": "json_schema", "schema": strict_schema(config.response_schema)}
+            body["output_config"] = {**body.get("output_config", {}), "format": schema}
         if (cache := config.prompt_cache or self._prompt_cache).enabled:
             mark_breakpoints(body, cache)
         return merge_extra(body, config.extra)

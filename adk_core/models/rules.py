@@ -63,6 +63,8 @@ class ModelRules:
         tool_choice: the tool-choice modes (of ``TOOL_CHOICES``) the family takes; another choice is
             left out, so the model decides (``auto``).
         structured_output: whether ``response_schema`` / JSON mode may be sent.
+        json_mode: whether JSON mode without a schema (``response_mime_type="application/json"``)
+            may be sent; Anthropic's API has none.
         thinking: how the family takes ``config.thinking``: ``budget`` (a token budget), ``adaptive``
             (Anthropic's adaptive thinking with an effort), ``effort`` (OpenAI's reasoning_effort),
             ``level`` (Gemini 3's thinkingLevel), ``none`` (the family does not think: refused);
@@ -80,6 +82,7 @@ class ModelRules:
     token_limit_field: str | None = None
     tool_choice: frozenset[str] = TOOL_CHOICES
     structured_output: bool = True
+    json_mode: bool = True
     thinking: Literal["budget", "adaptive", "effort", "level", "none"] | None = None
     thinking_excludes: frozenset[str] | None = None
     efforts: tuple[str, ...] | None = None
@@ -118,6 +121,13 @@ _BUILTIN: tuple[ModelRules, ...] = (
         accepts=frozenset({"stop_sequences"}),
         thinking="adaptive",
         reason=_SAMPLING_REMOVED,
+    ),
+    # Before Opus 4.1 / Sonnet 4.5 / Haiku 4.5: no structured outputs (output_config.format is a 400).
+    ModelRules(
+        r"claude-(3-.*|(opus|sonnet)-4(-0)?(-[0-9]{8}|-latest)?)",
+        accepts=frozenset({"temperature", "top_p", "top_k", "stop_sequences"}),
+        structured_output=False,
+        reason="structured outputs start at Claude Opus 4.1, Sonnet 4.5 and Haiku 4.5",
     ),
     # The 4.1 / 4.5 / 4.6 generation: temperature or top_p, never both (400 otherwise).
     ModelRules(
@@ -273,7 +283,12 @@ def refused_settings(config: GenerateContentConfig, rules: ModelRules, provider:
     if config.response_schema is not None or config.response_mime_type == "application/json":
         if not (rules.structured_output and provider.structured_output):
             setting = "response_schema" if config.response_schema is not None else "response_mime_type"
-            refusals.append(Refusal(setting, "the model does not take a response schema or JSON mode"))
+            reason = rules.reason if not rules.structured_output and rules.reason else ""
+            refusals.append(Refusal(setting, reason or "the model does not take a response schema or JSON mode"))
+        elif config.response_schema is None and not (rules.json_mode and provider.json_mode):
+            refusals.append(
+                Refusal("response_mime_type", "there is no JSON mode without a schema; give a response_schema")
+            )
     return refusals
 
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+import logging
+
 import pytest
 from model_wire import (
     SECRET,
@@ -14,7 +17,7 @@ from model_wire import (
 )
 
 from adk_core.errors import ModelError
-from adk_core.models import GenerateContentConfig, LlmRequest, PromptCacheConfig
+from adk_core.models import GenerateContentConfig, LlmRequest, PromptCacheConfig, ThinkingConfig
 from adk_core.models.anthropic import AnthropicModel
 from adk_core.types import Content, Part
 
@@ -287,3 +290,60 @@ async def test_api_key_never_in_url_errors_or_repr(wire: Wire, monkeypatch: pyte
 
     with pytest.raises(ModelError, match="ANTHROPIC_API_KEY"):
         await collect(AnthropicModel("claude-sonnet-4-5", http_client=wire.client), simple_request())
+
+
+def test_a_response_schema_goes_out_as_output_config_in_the_subset_claude_takes() -> None:
+    from pydantic import BaseModel, Field
+    from sdk_types import check_anthropic
+
+    class Leg(BaseModel):
+        city: str = Field(max_length=40, description="Where")
+        nights: int = Field(ge=1)
+
+    class Trip(BaseModel):
+        legs: list[Leg] = Field(min_length=1)
+        mode: str | int
+
+    config = GenerateContentConfig(response_schema=Trip.model_json_schema(), thinking=ThinkingConfig(effort="high"))
+    body = AnthropicModel("claude-opus-4-7", api_key=SECRET).build_request(
+        LlmRequest(contents=[Content.user("Plan it")], config=config)
+    )
+
+    check_anthropic(json.loads(json.dumps(body)), "claude-opus-4-7", stream=False)
+    assert body["output_config"]["effort"] == "high"
+    schema = body["output_config"]["format"]["schema"]
+    assert body["output_config"]["format"]["type"] == "json_schema"
+    leg = schema["$defs"]["Leg"]
+    assert leg["additionalProperties"] is False and schema["additionalProperties"] is False
+    # Bounds the API does not take are moved into the description, not dropped.
+    assert leg["properties"]["city"] == {"type": "string", "description": "Where\n\n{maxLength: 40}", "title": "City"}
+    assert leg["properties"]["nights"]["description"] == "{minimum: 1}"
+    assert schema["properties"]["legs"]["minItems"] == 1
+    assert schema["properties"]["mode"]["anyOf"] == [{"type": "string"}, {"type": "integer"}]
+
+
+def test_older_claude_models_and_json_mode_without_a_schema_are_left_out(caplog: pytest.LogCaptureFixture) -> None:
+    from adk_core.models.rules import reset_for_tests
+
+    reset_for_tests()
+    schema = GenerateContentConfig(response_schema={"type": "object", "properties": {}})
+    json_mode = GenerateContentConfig(response_mime_type="application/json")
+    with caplog.at_level(logging.WARNING, logger="adk_core.models"):
+        old = AnthropicModel("claude-sonnet-4-20250514", api_key=SECRET).build_request(
+            LlmRequest(contents=[Content.user("hi")], config=schema)
+        )
+        plain = AnthropicModel("claude-sonnet-4-5", api_key=SECRET).build_request(
+            LlmRequest(contents=[Content.user("hi")], config=json_mode)
+        )
+
+    assert "output_config" not in old and "output_config" not in plain
+    assert "structured outputs start at Claude Opus 4.1" in caplog.text
+    assert "no JSON mode without a schema; give a response_schema" in caplog.text
+
+
+def test_a_schema_part_without_a_type_is_a_clear_error() -> None:
+    from adk_core.errors import ConfigurationError
+    from adk_core.models._anthropic_schema import strict_schema
+
+    with pytest.raises(ConfigurationError, match="no usable type"):
+        strict_schema({"type": "object", "properties": {"x": {"description": "anything"}}})
