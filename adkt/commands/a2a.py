@@ -36,7 +36,22 @@ def a2a(
         raise typer.BadParameter(
             f"adkt a2a needs the a2a-sdk package ({error}): pip install 'adk-temporal[a2a]'"
         ) from None
-    run_async(_serve(app, host, port, public_url or f"http://{host}:{port}/", user, address, database_url))
+    run_async(_serve(app, host, port, card_url(host, port, public_url), user, address, database_url))
+
+
+def card_url(host: str, port: int, public_url: str | None) -> str:
+    """The address the agent card gives clients: --public-url, else this host and port."""
+    if public_url is not None:
+        if not public_url.startswith(("http://", "https://")):
+            raise typer.BadParameter(
+                f"--public-url {public_url!r} is not an http(s) URL; e.g. https://agents.example.com/"
+            )
+        return public_url
+    if host in ("0.0.0.0", "::", ""):
+        raise typer.BadParameter(
+            f"with --host {host!r} the agent card needs the address clients use: pass --public-url http://<host name>:{port}/"
+        )
+    return f"http://{host}:{port}/"
 
 
 async def _serve(spec: str, host: str, port: int, url: str, user: str, address: str | None,
@@ -48,10 +63,14 @@ async def _serve(spec: str, host: str, port: int, url: str, user: str, address: 
     from adkt.commands._stack import wait_for_signal
 
     loaded, name, parsed = app_ref(spec)
-    async with open_connection(loaded, parsed, name, address=address, database_url=database_url) as connection:
+    async with open_connection(
+        loaded, parsed, name, address=address, database_url=database_url
+    ) as connection:
         description = loaded.root_agent.description if loaded is not None else ""
         server = app_a2a_server(connection.client, name, url=url, description=description, user_id=user)
-        async with serving_asgi(server, host=host, port=port, what="A2A server", fix="pick another with --port"):
+        async with serving_asgi(
+            server, host=host, port=port, what="A2A server", fix="pick another with --port"
+        ):
             err.print(f"serving {name!r} over A2A at {url} (agent card: {url.rstrip('/')}/.well-known/agent-card.json)"
                       "  Ctrl-C stops", markup=False)  # fmt: skip
             await wait_for_signal()
