@@ -215,8 +215,12 @@ async def test_stream_then_confirm_through_the_api(api: Api) -> None:
 
     deleted = (await api.http.delete(base)).json()
     assert deleted == {"deleted": True, "workflow_terminated": True}
-    described = await api.backend.client.client.get_workflow_handle(stored["workflow_id"]).describe()
-    assert described.status is not None and described.status.name == "TERMINATED"
+    # Terminated, and deleted with its history in the background (adk_temporal.deletion): either may be seen.
+    try:
+        described = await api.backend.client.client.get_workflow_handle(stored["workflow_id"]).describe()
+        assert described.status is not None and described.status.name == "TERMINATED"
+    except RPCError as e:
+        assert e.status == RPCStatusCode.NOT_FOUND
 
 
 async def test_long_running_tool_answered_through_the_api(api: Api) -> None:
