@@ -22,7 +22,9 @@
     ├── McpCallError                adk_core.tools.mcp: the MCP server answered with an error (not retried)
     ├── McpUnavailableError         adk_core.tools.mcp: no answer (unreachable, died, timed out; retried)
     ├── OpenApiCallError            adk_core.tools.openapi: the API refused the call, 4xx (not retried)
-    └── OpenApiUnavailableError     adk_core.tools.openapi: no usable answer, 408/429/5xx (retried)
+    ├── OpenApiUnavailableError     adk_core.tools.openapi: no usable answer, 408/429/5xx (retried)
+    ├── A2aCallError                adk_core.a2a: the remote agent refused, or its card is unusable (not retried)
+    └── A2aUnavailableError         adk_core.a2a: no answer (unreachable, timed out, 408/429/5xx; retried)
 """
 
 from __future__ import annotations
