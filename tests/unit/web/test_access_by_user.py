@@ -46,6 +46,11 @@ class _NotRunning:
     async def describe(self) -> None:  # a session read asks which worker version it runs on
         raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")
 
+    async def list_workflows(self, query: str, limit: int | None = None) -> AsyncIterator[None]:
+        """A timeline asks for the conversation's runs: there are none."""
+        return
+        yield
+
 
 @dataclass
 class _Client:
@@ -89,6 +94,8 @@ USER_CASES = {
         Case("POST", "/apps/shop/users/{user}/sessions/s1/pending/c1", {"response": {"confirmed": True}}),
     ("GET", "/apps/{app}/users/{user}/sessions/{session}/eval-case"):
         Case("GET", "/apps/shop/users/{user}/sessions/s1/eval-case"),
+    ("GET", "/apps/{app}/users/{user}/sessions/{session}/timeline"):
+        Case("GET", "/apps/shop/users/{user}/sessions/s1/timeline"),
 }  # fmt: skip
 OPERATOR_CASES = {
     ("GET", "/evals/runs"): Case("GET", "/evals/runs"),
@@ -96,6 +103,8 @@ OPERATOR_CASES = {
     ("GET", "/evals/suites"): Case("GET", "/evals/suites"),
     ("POST", "/evals/runs"): Case("POST", "/evals/runs", {"suite": "examples.eval_chest_pain"}),
     ("GET", "/evals/runs/{run_id}/progress"): Case("GET", "/evals/runs/r1/progress"),
+    ("POST", "/evals/runs/{run_id}/cancel"): Case("POST", "/evals/runs/r1/cancel", {}),
+    ("POST", "/evals/runs/{run_id}/resume"): Case("POST", "/evals/runs/r1/resume", {}),
     ("GET", "/evals/runs/{run_id}/trace"): Case("GET", "/evals/runs/r1/trace?case=c1&trial=0"),
     ("GET", "/evals/compare"): Case("GET", "/evals/compare?a=r1&b=r2"),
     ("GET", "/evals/trend"): Case("GET", "/evals/trend?suite=examples.eval_chest_pain"),
