@@ -37,6 +37,7 @@ logger = logging.getLogger("adk_core.models")
 PREFIX_FIELDS = ("systemInstruction", "tools", "toolConfig")
 """What a request with ``cachedContent`` may not carry itself: it must come from the cache."""
 _MAX_LIST_PAGES = 5
+_MAX_TRACKED = 4096  # prefixes remembered per model: a bound on memory, not a cache policy
 _EXPIRY_MARGIN = 30.0  # seconds: an entry this close to expiring could lapse before the call uses it
 
 
@@ -69,6 +70,8 @@ class ContextCache:
             return body
         name = self._live(key)
         if name is None:
+            if len(self._seen) >= _MAX_TRACKED:  # instructions that embed state make many prefixes
+                self._seen.clear()
             self._seen[key] = self._seen.get(key, 0) + 1
             if self._seen[key] < 2:
                 return body  # not reused yet: storage would cost more than it saves
@@ -88,6 +91,8 @@ class ContextCache:
         name, expires = wire.get("name"), _timestamp(wire.get("expireTime"))
         if not isinstance(name, str) or expires is None or expires - _EXPIRY_MARGIN <= wall_clock():
             return None
+        if len(self._entries) >= _MAX_TRACKED:
+            self._entries = {k: e for k, e in self._entries.items() if e[1] > wall_clock()}
         self._entries[key] = (name, expires)
         return name
 
