@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adk_core.flow.contents import CONTEXT_HEADER, SUMMARY_HEADER
 from adk_core.models.base import LlmRequest
 from adk_core.types import Content
 from adk_core.types.event import REQUEST_CONFIRMATION_FUNCTION
@@ -68,9 +69,17 @@ def turn_details(turn: int, message: Content, state: str) -> str:
 
 def model_call_summary(agent_name: str, model_name: str, request: LlmRequest, user_content: Content | None) -> str:
     """``support_agent: Where is my invoice… (gemini-2.5-flash)``: the agent, what it was asked
-    (the newest content sent, else the invocation's user message) and the model."""
-    newest = request.contents[-1] if request.contents else user_content
+    (the newest content sent that is not retold context, else the invocation's user message) and
+    the model. A transferred agent's request ends with what other agents said, retold as context
+    ("For context: ..."): the user's words say better what the call is about."""
+    newest = next((c for c in reversed(request.contents) if not _retold(c)), None) or user_content
     return _cap(f"{agent_name}: {describe_content(newest)} ({model_name})")
+
+
+def _retold(content: Content) -> bool:
+    """Framework-made context on the user's side: other agents' turns or a compaction's summary."""
+    first = content.parts[0].text if content.parts else None
+    return first in (CONTEXT_HEADER, SUMMARY_HEADER)
 
 
 def _cap(summary: str) -> str:

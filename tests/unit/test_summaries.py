@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from temporalio.service import RPCError, RPCStatusCode
 
+from adk_core.flow.contents import CONTEXT_HEADER, build_contents
 from adk_core.models.base import LlmRequest
-from adk_core.types import Content, Part
+from adk_core.types import Content, Event, Part
 from adk_temporal.workflows.summaries import (
     SUMMARY_CHARS,
     model_call_summary,
@@ -54,3 +55,20 @@ def test_a_missing_search_attribute_is_explained_with_the_command() -> None:
     other = RPCError("Namespace prod has no mapping defined for search attribute Other", RPCStatusCode.INVALID_ARGUMENT, b"")
     assert missing_error(other, "prod") is None
     assert missing_error(RPCError("AdkApp search attribute", RPCStatusCode.UNAVAILABLE, b""), "prod") is None
+
+
+def test_a_transferred_agents_model_call_is_summarised_from_the_users_words() -> None:
+    """The request a transferred agent's model gets ends with the first agent's turn retold as
+    context ("For context: ..."); its summary quotes what the user asked instead."""
+    asked = Event(id="e1", invocation_id="i", author="user", content=Content.user("Where is my invoice from May?"))
+    transfer = Event(id="e2", invocation_id="i", author="router",
+                     content=Content(role="model", parts=[Part.from_function_call("transfer_to_agent", {"agent_name": "billing"})]))  # fmt: skip
+    moved = Event(id="e3", invocation_id="i", author="router", content=Content(role="user", parts=[
+        Part.from_function_response("transfer_to_agent", {"transferred_to": "billing"})]))  # fmt: skip
+    contents = build_contents([asked, transfer, moved], "billing", None)
+    assert contents[-1].parts[0].text == CONTEXT_HEADER  # what the summary used to quote
+    summary = model_call_summary("billing", "gemini-2.5-flash", LlmRequest(contents=contents), None)
+    assert summary == "billing: Where is my invoice from May? (gemini-2.5-flash)"
+    # Only context sent (the rest by reference): the invocation's message.
+    only_context = LlmRequest(contents=contents[1:])
+    assert model_call_summary("billing", "m", only_context, Content.user("hi")) == "billing: hi (m)"
