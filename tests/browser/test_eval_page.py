@@ -1,7 +1,7 @@
 """Eval on the dev page, in a real headless browser over the durable stack (issue 19, item 6): start a
 quick scripted suite from the page and follow it to the end, open a trial's trace, compare it with
-an earlier run (the regression highlighted), see the trend chart, and save a chat as an eval case
-that replays.
+an earlier run (the regression highlighted), see the trend chart, cancel a run and resume it, and
+save a chat as an eval case that replays.
 
 ADK_SCREENSHOT_DIR=docs/img refreshes eval-run.png, eval-trace.png, eval-compare.png and eval-trend.png."""
 
@@ -26,6 +26,7 @@ from adkt.web.serve import serving
 from tests.browser.conftest import Screenshots
 from tests.integration.conftest import DurableStack
 from tests.integration.eval_page_suite import SUITE
+from tests.integration.worker_wait import worker_polls
 
 pytestmark = pytest.mark.integration
 
@@ -77,6 +78,7 @@ async def test_start_follow_trace_compare_trend_and_save_a_chat(
     backend = ApiBackend.open(durable_stack.client, durable_stack.database_url, apps=[AppInfo(name=bank.name, agent="teller")],
                               eval_suites=["tests.integration"])  # fmt: skip
     assert backend.evals is not None
+    await worker_polls(backend, durable_stack.task_queue)
     earlier = await _earlier_runs(backend.evals)
     try:
         async with serving(None, port=0, api=backend) as base, async_playwright() as p:
@@ -144,6 +146,19 @@ async def test_start_follow_trace_compare_trend_and_save_a_chat(
             await expect(helpful.locator("circle").last).to_have_attribute("data-run", run_id)
             await expect(page.get_by_test_id("trend-offers_manager").locator("circle.fail")).to_have_count(2)
             await screenshots.take(page, "eval-trend")
+
+            # Cancel a run from its page, then resume it: it ends with every trial, none run twice.
+            await page.goto(f"{base}/#/evals")
+            await page.get_by_test_id("suite").fill("tests.integration.eval_scale_apps:slow")
+            await page.get_by_test_id("trials").fill("2")  # 8 trials one at a time, 0.4 s each: time to cancel
+            await page.get_by_test_id("parallel").fill("1")
+            await page.get_by_test_id("start").click()
+            await page.get_by_test_id("cancel-run").click(timeout=LONG)
+            await expect(page.get_by_test_id("progress")).to_contain_text("canceled", timeout=LONG)
+            await expect(page.get_by_test_id("run")).to_contain_text("cancelled", timeout=LONG)
+            await page.get_by_test_id("resume-run").click()
+            await expect(page.get_by_test_id("progress")).to_contain_text("completed", timeout=LONG)
+            await expect(page.get_by_test_id("run")).to_contain_text("4 passed, 0 failed, 0 errors of 4")
 
             # Save a chat as an eval case: the download replays without the app's model.
             session_id = f"s-{uuid.uuid4().hex[:8]}"

@@ -9,12 +9,14 @@ refuses any other suite too, but the page should not start what is bound to fail
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from datetime import datetime
 from typing import Any
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import InvalidInputError, SessionNotFoundError
@@ -26,7 +28,7 @@ from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Event
 from adk_temporal.workflows.contracts import TASK_QUEUE
 from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
 
-from .errors import NotFoundError, NoWorkerError
+from .errors import ApiError, NotFoundError, NoWorkerError
 from .eval_models import (
     CompareQuery,
     EvalRunProgress,
@@ -49,6 +51,12 @@ TEMPORAL_SECONDS = 2.0
 """How long a progress read waits for Temporal (describe, query, the failure's reason)."""
 SUITES_FROM_RUNS = 200
 """How many of the newest stored runs the suite picker looks through for suites run before."""
+
+class RunStateError(ApiError):
+    """The run is not in a state the request needs (cancel a closed run, resume a running one)."""
+
+    status = 409
+
 
 _PHASE = {
     WorkflowExecutionStatus.RUNNING: "running", WorkflowExecutionStatus.COMPLETED: "completed",
@@ -88,31 +96,92 @@ async def start_run(call: Call) -> EvalRunStarted:
     body: StartEvalRunBody = call.body
     backend = call.backend
     _evals(call)  # a run the page could not show: refused before anything starts
-    if not backend.eval_suites.allows(body.suite, from_workflow=True):
-        allowed = ", ".join(backend.eval_suites.modules()) or "none"
-        raise InvalidInputError(
-            f"eval suite {body.suite!r} is not one this server may start (its worker would refuse to import it). "
-            f"Suites may come from: {allowed}. Serve the suite's module: `adkt dev` allows the modules of its working "
-            "directory; `adkt web --eval-suite MODULE` with a worker started with `adkt worker --eval-suite MODULE`"
-        )
     run_id = body.run_id or f"r-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     validate_id("eval run id", run_id)
     queue = _queue(call)
-    if not await backend.has_worker(queue):
-        raise NoWorkerError(
-            f"no worker polls task queue {queue!r}, where eval suites start; nothing was started. Start one with "
-            f"`adkt worker --eval-suite {body.suite.partition(':')[0]}` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), "
-            "or use `adkt dev`"
-        )
+    await _check_startable(call, body.suite)
     suite_input = EvalSuiteInput(suite=body.suite, run_id=run_id, cases=body.cases, trials=body.trials,
                                  max_concurrency=body.parallel, stop_on_first_failure=body.stop_on_first_failure)  # fmt: skip
     workflow_id = EVAL_WORKFLOW_PREFIX + run_id
     # REJECT_DUPLICATE: a run id names one run; starting it again would mix two runs' trials.
-    await backend.client.client.start_workflow(
-        EvalSuiteWorkflow.run, suite_input, id=workflow_id, task_queue=queue,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-    )  # fmt: skip
+    try:
+        await backend.client.client.start_workflow(
+            EvalSuiteWorkflow.run, suite_input, id=workflow_id, task_queue=queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        )  # fmt: skip
+    except WorkflowAlreadyStartedError:
+        raise RunStateError(
+            f"eval run id {run_id!r} is taken (workflow {workflow_id!r} ran or runs); leave run_id out for a new one, "
+            f"or resume a stopped run with POST /api/v1/evals/runs/{run_id}/resume"
+        ) from None
     return EvalRunStarted(run_id=run_id, workflow_id=workflow_id, workflow_url=backend.workflow_url(workflow_id))
+
+
+async def cancel_run(call: Call) -> EvalRunProgress:
+    """Ask the run's suite workflow to cancel: running trials stop, finished ones stay recorded, the run
+    is stored ``cancelled`` (workflows/eval.py). Answers at once; the page follows the progress."""
+    _evals(call)
+    run_id = call.path["run_id"]
+    handle = call.backend.client.client.get_workflow_handle(EVAL_WORKFLOW_PREFIX + run_id)
+    status = await _workflow_status(handle, run_id)
+    if status != WorkflowExecutionStatus.RUNNING:
+        raise RunStateError(f"eval run {run_id!r} is not running (its workflow is {_PHASE.get(status, 'closed') if status else 'closed'}); "
+                            "nothing to cancel")  # fmt: skip
+    await handle.cancel()
+    return await run_progress(call)
+
+
+async def resume_run(call: Call) -> EvalRunStarted:
+    """Go on with a cancelled or failed durable run under the same id: the same suite and options, the
+    trials it recorded not run again (``EvalSuiteInput.resume_of``, what `adkt eval resume` starts)."""
+    run_id = call.path["run_id"]
+    detail = await _run(call, run_id)
+    backend = call.backend
+    handle = backend.client.client.get_workflow_handle(EVAL_WORKFLOW_PREFIX + run_id)
+    if detail.run.status in ("passed", "failed") and detail.run.end_time is not None:
+        raise RunStateError(f"eval run {run_id!r} finished ({detail.run.status}); nothing to resume")
+    with contextlib.suppress(NotFoundError):  # no workflow left (retention): resume from the store
+        if await _workflow_status(handle, run_id) == WorkflowExecutionStatus.RUNNING:
+            raise RunStateError(f"eval run {run_id!r} is still running; cancel it first")
+    try:
+        suite_input = EvalSuiteInput.resume_of(detail.run)
+    except ValueError as e:
+        raise InvalidInputError(str(e)) from None
+    await _check_startable(call, suite_input.suite)
+    await backend.client.client.start_workflow(
+        EvalSuiteWorkflow.run, suite_input, id=handle.id, task_queue=_queue(call),
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,  # the closed run's id, on purpose
+    )  # fmt: skip
+    return EvalRunStarted(run_id=run_id, workflow_id=handle.id, workflow_url=backend.workflow_url(handle.id))
+
+
+async def _workflow_status(handle: WorkflowHandle[Any, Any], run_id: str) -> WorkflowExecutionStatus | None:
+    try:
+        async with asyncio.timeout(TEMPORAL_SECONDS):
+            return (await handle.describe()).status
+    except RPCError as e:
+        if e.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise NotFoundError(f"no durable eval run {run_id!r} (no workflow {handle.id!r}); an in-process run has none") from None
+
+
+async def _check_startable(call: Call, suite: str) -> None:
+    """Refuse a suite outside the allowed modules, and a queue no worker polls (the run would only wait)."""
+    backend = call.backend
+    if not backend.eval_suites.allows(suite, from_workflow=True):
+        allowed = ", ".join(backend.eval_suites.modules()) or "none"
+        raise InvalidInputError(
+            f"eval suite {suite!r} is not one this server may start (its worker would refuse to import it). "
+            f"Suites may come from: {allowed}. Serve the suite's module: `adkt dev` allows the modules of its working "
+            "directory; `adkt web --eval-suite MODULE` with a worker started with `adkt worker --eval-suite MODULE`"
+        )
+    queue = _queue(call)
+    if not await backend.has_worker(queue):
+        raise NoWorkerError(
+            f"no worker polls task queue {queue!r}, where eval suites start; nothing was started. Start one with "
+            f"`adkt worker --eval-suite {suite.partition(':')[0]}` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), "
+            "or use `adkt dev`"
+        )
 
 
 async def run_progress(call: Call) -> EvalRunProgress:
@@ -252,6 +321,10 @@ EVAL_ENDPOINTS: list[Endpoint] = [
              body=StartEvalRunBody, status=201, errors=(400, 422, 503), operator=True,
              description="Only suites of the modules the server allows (GET /evals/suites); follow it with "
              "GET /evals/runs/{run_id}/progress."),
+    Endpoint("POST", _RUN + "/cancel", cancel_run, "Cancel a running durable run (finished trials stay recorded)",
+             EvalRunProgress, errors=(400, 404, 409), operator=True),
+    Endpoint("POST", _RUN + "/resume", resume_run, "Resume a cancelled or failed durable run under its id",
+             EvalRunStarted, status=201, errors=(400, 404, 409, 503), operator=True),
     Endpoint("GET", _RUN + "/progress", run_progress, "A run's workflow status and trial counts", EvalRunProgress,
              errors=(400, 404), operator=True),
     Endpoint("GET", _RUN + "/trace", trial_trace, "One trial: its trace, state and every metric's rationale",

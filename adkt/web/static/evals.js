@@ -14,7 +14,7 @@ const fixed = (v) => (v === null || v === undefined ? "—" : Number(v).toFixed(
 
 export function statusBadge(status) {
   const kind = { passed: "done", completed: "done", running: "pending", failed: "failed", error: "failed", errors: "failed",
-    not_evaluated: "not-evaluated", terminated: "pending" }[status] || "";
+    not_evaluated: "not-evaluated", terminated: "pending", cancelled: "completed", canceled: "completed" }[status] || "";
   return h("span", { class: `badge ${kind}` }, status || "—");
 }
 
@@ -119,12 +119,13 @@ function notEvaluatedReason(t) {
   return "not evaluated: " + skipped.map(([name, m]) => `${name} (${(m.evidence || []).join("; ")})`).join(", ");
 }
 
-function progressView(p) {
+function progressView(p, cancel) {
   const state = p.progress || { total: 0, done: 0, passed: 0, failed: 0, errors: 0, not_evaluated: 0, running: [] };
   const share = state.total ? Math.round((100 * state.done) / state.total) : 0; // the bar: one segment per outcome
   const link = p.workflow_url ? h("a", { href: p.workflow_url, target: "_blank", rel: "noopener" }, "workflow ↗") : h("span", { class: "mono muted" }, p.workflow_id);
   return h("div", { class: "card live-run", "data-testid": "progress" },
-    h("div", { class: "row" }, h("span", { class: "muted" }, "workflow"), statusBadge(p.status), h("b", { "data-testid": "progress-count" }, `${state.done} of ${state.total || "?"} trials`), link),
+    h("div", { class: "row" }, h("span", { class: "muted" }, "workflow"), statusBadge(p.status), h("b", { "data-testid": "progress-count" }, `${state.done} of ${state.total || "?"} trials`), link,
+      p.status === "running" ? cancel : null),
     h("div", { class: "bar", title: `${share}% done` }, [["passed", state.passed], ["failed", state.failed + state.errors + (state.terminated || 0)],
       ["unchecked", state.not_evaluated]].map(([kind, n]) => (n && state.total ? h("div", { class: `fill ${kind}`, style: `width:${(100 * n) / state.total}%` }) : null))),
     h("div", { class: "muted" }, `${state.passed} passed · ${state.failed} failed · ${state.errors} errors · ${state.not_evaluated} not evaluated`,
@@ -136,6 +137,15 @@ async function follow(runId, mine, slot, onTrial) {
   // Poll while the workflow runs; bounded by the page (a newer render stops it) and by FOLLOW_LIMIT_MS.
   const started = Date.now();
   let done = -1;
+  // One button for the whole follow: a redraw must not bring back one that was clicked.
+  const cancel = h("button", { class: "no-btn push-right", "data-testid": "cancel-run" }, "Cancel run");
+  cancel.onclick = async () => {
+    cancel.disabled = true;
+    cancel.textContent = "cancelling…";
+    try { await deps.api(`/evals/runs/${enc(runId)}/cancel`, { method: "POST", body: {} }); } catch (e) {
+      cancel.replaceWith(h("span", { class: "error" }, `${e.kind}: ${e.message}`));
+    }
+  };
   for (;;) {
     let p;
     try { p = await deps.api(`/evals/runs/${enc(runId)}/progress`); } catch (e) {
@@ -143,7 +153,7 @@ async function follow(runId, mine, slot, onTrial) {
       return null;
     }
     if (mine !== token) return null;
-    slot.replaceChildren(progressView(p));
+    slot.replaceChildren(progressView(p, cancel));
     if (p.status !== "running") return p;
     if (p.progress && p.progress.done !== done) { done = p.progress.done; onTrial(); } // a trial finished: show it
     if (Date.now() - started > FOLLOW_LIMIT_MS) {
@@ -154,35 +164,54 @@ async function follow(runId, mine, slot, onTrial) {
   }
 }
 
-async function renderRun(runId, mine) {
+async function renderRun(runId, mine, resumed = false) {
   const slot = h("div", {});
   const body = h("div", {});
   deps.main.replaceChildren(h("a", { href: "#/evals" }, "← all runs"), h("h1", {}, runId), slot, body);
   let detail = await deps.api(`/evals/runs/${enc(runId)}`).catch((e) => e);
   if (mine !== token) return;
-  if (!(detail instanceof Error) && detail.run.status !== "running") { showRun(detail, body); return; }
+  if (!(detail instanceof Error) && detail.run.status !== "running" && !resumed) { showRun(detail, body, mine); return; }
   // Not stored yet (the suite is listing its cases) or still running: follow the workflow.
-  if (!(detail instanceof Error)) showRun(detail, body);
+  if (!(detail instanceof Error)) showRun(detail, body, mine, false, true);
   const refresh = async () => {
     const now = await deps.api(`/evals/runs/${enc(runId)}`).catch(() => null);
-    if (now && mine === token) showRun(now, body);
+    if (now && mine === token) showRun(now, body, mine, false, true);
   };
   const ended = await follow(runId, mine, slot, refresh);
   if (!ended || mine !== token) return;
   detail = await deps.api(`/evals/runs/${enc(runId)}`).catch((e) => e);
   if (mine !== token) return;
   if (detail instanceof Error) { body.replaceChildren(h("div", { class: "error" }, `${detail.kind}: ${detail.message}`)); return; }
-  showRun(detail, body);
+  showRun(detail, body, mine, ended.status !== "completed");
 }
 
-function showRun(detail, body) {
+// A durable run that stopped before its end (cancelled, or its workflow failed) goes on under its id.
+function resumeButton(run, mine) {
+  const button = h("button", { class: "primary", "data-testid": "resume-run" }, "Resume");
+  const error = h("span", { class: "error", hidden: true, "data-testid": "resume-error" });
+  button.onclick = async () => {
+    button.disabled = true;
+    try {
+      await deps.api(`/evals/runs/${enc(run.run_id)}/resume`, { method: "POST", body: {} });
+      if (mine === token) renderRun(run.run_id, ++token, true); // the store says "cancelled" until the workflow records again
+    } catch (e) {
+      error.textContent = `${e.kind}: ${e.message}`;
+      error.hidden = false;
+      button.disabled = false;
+    }
+  };
+  return h("span", { class: "row" }, button, error, h("span", { class: "hint" }, "runs only the trials it has not recorded"));
+}
+
+function showRun(detail, body, mine, stopped = false, following = false) {
   const { run, cases, trials } = detail;
+  const resumable = !following && run.mode === "durable" && (run.status === "cancelled" || (stopped && run.status === "running"));
   const sessionLink = (s) => (s ? h("a", { href: `#/chat/${enc(s.app_name)}/${enc(s.user_id)}/${enc(s.session_id)}`, class: "mono" }, "session") : "—");
   const traceLink = (t) => h("a", { href: `#/evals/${enc(run.run_id)}/trial/${enc(t.case_name)}/${t.trial}`, "data-testid": `trace-${t.case_name}-${t.trial}` }, "trace");
   body.replaceChildren(
     h("div", { class: "kv card", "data-testid": "run" }, [
       ["suite", h("span", {}, h("span", { class: "mono" }, run.suite), " · ", h("a", { href: `#/eval-trend/${enc(run.suite)}`, "data-testid": "trend-link" }, "trend"))],
-      ["mode", run.mode], ["status", statusBadge(run.status)],
+      ["mode", run.mode], ["status", h("span", { class: "row" }, statusBadge(run.status), resumable ? resumeButton(run, mine) : null)],
       ["started", when(run.start_time)], ["ended", when(run.end_time) || "—"], ["summary", summaryText(run.summary)],
     ].flatMap(([k, v]) => [h("div", { class: "muted" }, k), h("div", {}, v)])),
     compareWith(run),
