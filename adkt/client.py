@@ -75,6 +75,9 @@ FOLLOW_LIVENESS_POLLS = 20
 """While following a queued turn, check this often (in polls) that the conversation still runs."""
 READ_BACK_ROUNDS = 5
 """How often a send is repeated (same message id) to read back a result only the store holds."""
+QUIET_POLL_SECONDS = 0.5
+"""While a streamed turn makes no events, its progress is queried at most this rarely (backing off
+from ``poll_interval``); an event it makes later shows up at most this late, its end at once."""
 
 
 class TurnFailedError(AdkError):
@@ -268,6 +271,7 @@ class AdkClient:
         ))
         query = TurnQuery(message_id=send.message_id or "")
         merge = TurnMerge()
+        interval = poll_interval
 
         async def ordered(events: list[Event]) -> list[Event]:
             if follower is None:
@@ -282,6 +286,10 @@ class AdkClient:
                 for event in await ordered(status.events):
                     yield event
                 query.after += len(status.events)
+                # Query again soon while the turn makes events, less often while it is quiet (a model
+                # call streaming, a slow tool): hundreds of streams otherwise load Temporal with queries.
+                # The turn's end comes with the send's own result, which ends the wait at once.
+                interval = poll_interval if status.events else min(interval * 2, max(poll_interval, QUIET_POLL_SECONDS))
                 if status.state == "failed":
                     raise TurnFailedError(status.error_message or "", error_type=status.error_type or "Error")
                 if status.state == "done" and status.result is None and not status.events:
@@ -301,15 +309,15 @@ class AdkClient:
                     raise MessageRejectedError(f"the conversation has no record of message {query.message_id!r}")
                 if follower is not None:
                     # Partials as they are written; the turn's state at most every poll_interval.
-                    deadline = time.monotonic() + poll_interval
+                    deadline = time.monotonic() + interval
                     while (left := deadline - time.monotonic()) > 0 and not _answered(result):
-                        await follower.wait(left)
+                        await _notified_or_answered(follower, left, result)
                         for event in await ordered([]):
                             yield event
                 elif result.done():  # queued by signal: nothing left to wait on but the query
-                    await asyncio.sleep(poll_interval)
+                    await asyncio.sleep(interval)
                 else:
-                    await asyncio.wait([result], timeout=poll_interval)
+                    await asyncio.wait([result], timeout=interval)
         finally:
             if not result.done():
                 result.cancel()
@@ -326,6 +334,10 @@ class AdkClient:
         except RPCError as e:
             if e.status in _TRANSIENT or e.status == RPCStatusCode.NOT_FOUND:
                 return TurnStatus(state="queued")  # not started yet, or the service is restarting
+            if "Workflow Task in failed state" in str(e):
+                # Temporal retries the task (a worker too busy to finish it in time fails it too); the
+                # send's own retry reports a task that keeps failing, within its bound.
+                return TurnStatus(state="queued")
             raise
 
     async def reply(
@@ -578,6 +590,17 @@ class AdkClient:
 
 RUN_CALL_MEMO = "adk_run_call"
 """Memo key of a one-shot run: a mark unique to the run_once call that started it."""
+
+
+async def _notified_or_answered(follower: StreamFollower, timeout: float, result: asyncio.Future) -> None:
+    """Wait for the stream's next notification, the send's result, or ``timeout``, whichever is first."""
+    notified = asyncio.ensure_future(follower.wait(timeout))
+    await asyncio.wait([notified] if result.done() else [notified, result], return_when=asyncio.FIRST_COMPLETED)
+    if notified.done():
+        notified.result()  # the listener gave up: the stream ends with its error
+    else:
+        notified.cancel()
+        await asyncio.gather(notified, return_exceptions=True)
 
 
 def _answered(result: asyncio.Future) -> bool:
