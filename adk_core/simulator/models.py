@@ -122,7 +122,8 @@ def request_payload(request: LlmRequest) -> dict[str, Any]:
     if config.system_instruction:
         payload["system_instruction"] = {"parts": [{"text": config.system_instruction}]}
     if config.tools:
-        payload["tools"] = [{"function_declarations": [t.model_dump(mode="json", exclude_none=True) for t in config.tools]}]
+        payload["tools"] = [{"function_declarations": [_with_ordering(t.model_dump(mode="json", exclude_none=True))
+                                                       for t in config.tools]}]  # fmt: skip
     if config.tool_choice:
         payload["tool_config"] = {"function_calling_config": {"mode": config.tool_choice}}
     generation = config.model_dump(
@@ -134,6 +135,16 @@ def request_payload(request: LlmRequest) -> dict[str, Any]:
         # Older turns stay in the session store (durable runs); say so rather than hide it.
         payload["history"] = request.history.model_dump(mode="json", exclude_none=True)
     return payload
+
+
+def _with_ordering(declaration: dict[str, Any]) -> dict[str, Any]:
+    """The declaration with its arguments' order spelled out (``property_ordering``, as Gemini's
+    schema has it): Postgres stores the request as JSONB, which sorts object keys (shortest first),
+    and the simulator's form lists arguments in the order the tool declares them."""
+    parameters = declaration.get("parameters")
+    if isinstance(parameters, dict) and isinstance(parameters.get("properties"), dict):
+        parameters.setdefault("property_ordering", list(parameters["properties"]))
+    return declaration
 
 
 def function_declarations(request: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -154,7 +154,11 @@ function callEditor(tools, onRemove) {
     const tool = tools.find((t) => t.name === select.value);
     const schema = tool.parameters || {};
     const required = new Set(schema.required || []);
-    const made = Object.entries(schema.properties || {}).map(([name, s]) => [name, fieldFor(name, s, required.has(name))]);
+    // The declaration's order (property_ordering): the stored request's keys come back sorted.
+    const properties = schema.properties || {};
+    const names = (schema.property_ordering || []).filter((n) => n in properties);
+    const order = [...names, ...Object.keys(properties).filter((n) => !names.includes(n))];
+    const made = order.map((name) => [name, fieldFor(name, properties[name], required.has(name))]);
     readers = made.map(([name, f]) => [name, f.read]);
     fields.replaceChildren(...(made.length ? made.map(([, f]) => f.el) : [h("div", { class: "muted" }, "no arguments")]));
   };
