@@ -69,8 +69,9 @@ async def cancel_run(run_id: str, *, address: str | None) -> None:
               f"`adkt eval resume {escape(run_id)}` runs the rest")  # fmt: skip
 
 
-async def resume_input(run_id: str, *, address: str | None, database_url: str | None) -> Any:
-    """The EvalSuiteInput that resumes ``run_id``, after checking that its workflow is not running."""
+async def resume_input(run_id: str, *, address: str | None, database_url: str | None) -> tuple[Any, str | None]:
+    """The EvalSuiteInput that resumes ``run_id``, after checking that its workflow is not running,
+    and the task queue it ran on (None when Temporal no longer knows it: then the configured one)."""
     from adk_temporal.workflows.eval import EvalSuiteInput
     from adkt.commands.eval import _store
 
@@ -80,14 +81,21 @@ async def resume_input(run_id: str, *, address: str | None, database_url: str | 
         raise ConfigurationError(f"no eval run {run_id!r}; see `adkt eval list`")
     if detail.run.status in ("passed", "failed") and detail.run.end_time is not None:
         raise ConfigurationError(f"eval run {run_id!r} finished ({detail.run.status}); nothing to resume")
-    with contextlib.suppress(ConfigurationError):  # without a reachable Temporal, starting it will say so
-        async with _client(address) as client:
-            if await _status(client, run_id) == WorkflowExecutionStatus.RUNNING:
-                raise ConfigurationError(f"eval run {run_id!r} is still running; `adkt eval cancel {run_id}` first")
     try:
-        return EvalSuiteInput.resume_of(detail.run)
+        suite_input = EvalSuiteInput.resume_of(detail.run)
     except ValueError as e:
         raise ConfigurationError(str(e)) from None
+    queue: str | None = None
+    running = False
+    with contextlib.suppress(ConfigurationError):  # without a reachable Temporal, starting it will say so
+        async with _client(address) as client:
+            with contextlib.suppress(RPCError):  # Temporal no longer knows the run: the configured queue
+                described = await client.get_workflow_handle(_workflow_id(run_id)).describe()
+                running = described.status == WorkflowExecutionStatus.RUNNING
+                queue = described.task_queue  # resume where the run ran: its workers serve the suite
+    if running:
+        raise ConfigurationError(f"eval run {run_id!r} is still running; `adkt eval cancel {run_id}` first")
+    return suite_input, queue
 
 
 def _trial_id(trial: str) -> tuple[str, int]:

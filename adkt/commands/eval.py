@@ -185,8 +185,10 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
                                    reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)  # fmt: skip
 
 
-async def _start_and_follow(suite_input: Any, *, address: str | None, database_url: str | None, reuse: Any) -> EvalSuiteResult:
-    """Start EvalSuiteWorkflow with ``suite_input`` (an EvalSuiteInput) and show its progress until it ends."""
+async def _start_and_follow(suite_input: Any, *, address: str | None, database_url: str | None, reuse: Any,
+                            task_queue: str | None = None) -> EvalSuiteResult:  # fmt: skip
+    """Start EvalSuiteWorkflow with ``suite_input`` (an EvalSuiteInput) on ``task_queue`` (default: the
+    configured one) and show its progress until it ends."""
     from adk_core.eval import case_apps
     from adk_temporal.activities.eval_cases import load_cases
     from adk_temporal.workflows.contracts import TASK_QUEUE
@@ -209,7 +211,7 @@ async def _start_and_follow(suite_input: Any, *, address: str | None, database_u
                                         database_url=running.database_url)  # fmt: skip
         # With the database: a large suite's result travels out of band (workflows.payload_storage).
         client = await connect(where.address, namespace=where.namespace, database_url=where.database_url)
-        queue = where.task_queue or TASK_QUEUE  # suites run on the base queue unless one queue serves all
+        queue = task_queue or where.task_queue or TASK_QUEUE  # the base queue unless one queue serves all
         handle = await client.start_workflow(
             EvalSuiteWorkflow.run, suite_input, id=EVAL_WORKFLOW_PREFIX + run_id, task_queue=queue, id_reuse_policy=reuse,
         )
@@ -487,10 +489,10 @@ def resume(
 
     from adkt.commands import _eval_ops as ops
 
-    suite_input = run_async(ops.resume_input(run_id, address=address, database_url=database_url))
+    suite_input, queue = run_async(ops.resume_input(run_id, address=address, database_url=database_url))
     err.print(f"[dim]resuming {escape(run_id)} (resume {suite_input.resume})[/]")
     result = run_async(_start_and_follow(suite_input, address=address, database_url=database_url,
-                                         reuse=WorkflowIDReusePolicy.ALLOW_DUPLICATE))  # fmt: skip
+                                         reuse=WorkflowIDReusePolicy.ALLOW_DUPLICATE, task_queue=queue))  # fmt: skip
     if as_json:
         print(result.model_dump_json(indent=2))
     else:

@@ -12,9 +12,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
+from typer.testing import CliRunner, Result
 
 from adk_core.eval.store import EvalResultStore
 from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
+from adkt.main import app as cli
 from tests.integration import eval_scale_apps
 from tests.integration.conftest import DurableStack
 
@@ -129,3 +131,31 @@ async def test_streaming_metrics_are_measured_in_a_durable_trial_and_stored(dura
     (trial,) = detail.trials
     assert trial.measurements == measured  # stored with the run, for the page and `adkt eval compare`
     assert detail.run.summary is not None and detail.run.summary.measurements == result.summary.measurements
+
+
+async def _cli(*args: str, database_url: str) -> Result:
+    # On a thread: the command runs its own event loop (asyncio.run), which must not be this one.
+    env = {"COLUMNS": "200", "NO_COLOR": "1", "ADK_DATABASE_URL": database_url}
+    return await asyncio.to_thread(CliRunner().invoke, cli, list(args), env=env)
+
+
+async def test_adkt_eval_cancel_and_resume(durable_stack: DurableStack) -> None:
+    run_id = f"cli-resume-{uuid.uuid4().hex[:8]}"
+    address, db = ("--address", durable_stack.address), durable_stack.database_url
+    handle = await durable_stack.client.client.start_workflow(
+        EvalSuiteWorkflow.run, EvalSuiteInput(suite=f"{APPS}:slow", run_id=run_id, max_concurrency=1),
+        id=f"adk-eval/{run_id}", task_queue=durable_stack.task_queue, result_type=EvalSuiteRunResult,
+    )
+    await _progress_done(handle, 1)
+    early = await _cli("eval", "resume", run_id, *address, database_url=db)
+    assert early.exit_code != 0 and "is still running; `adkt eval cancel" in early.output, early.output
+    cancelled = await _cli("eval", "cancel", run_id, *address, database_url=db)
+    assert cancelled.exit_code == 0 and f"adkt eval resume {run_id}" in cancelled.output, cancelled.output
+    again = await _cli("eval", "cancel", run_id, *address, database_url=db)
+    assert again.exit_code != 0 and "is not running (its workflow is canceled)" in again.output, again.output
+
+    resumed = await _cli("eval", "resume", run_id, *address, database_url=db)  # on the queue the run used
+    assert resumed.exit_code == 0, resumed.output
+    assert "4 cases: 4 passed" in resumed.output
+    finished = await _cli("eval", "resume", run_id, *address, database_url=db)
+    assert finished.exit_code != 0 and "finished (passed); nothing to resume" in finished.output, finished.output
