@@ -11,6 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
@@ -159,6 +160,17 @@ async def test_start_follow_trace_compare_trend_and_save_a_chat(
             await page.get_by_test_id("resume-run").click()
             await expect(page.get_by_test_id("progress")).to_contain_text("completed", timeout=LONG)
             await expect(page.get_by_test_id("run")).to_contain_text("4 passed, 0 failed, 0 errors of 4")
+            slow_id = (await page.locator("h1").text_content() or "").strip()
+            stored = await backend.evals.get_run(slow_id)
+            assert stored is not None and stored.run.status == "passed" and len(stored.trials) == 8
+            assert stored.run.config.get("resume") == 1  # resumed once, under the same id
+            async with httpx.AsyncClient(base_url=f"{base}/api/v1") as http:  # what a closed run refuses
+                closed = await http.post(f"/evals/runs/{slow_id}/cancel", json={})
+                assert closed.status_code == 409 and "not running" in closed.json()["message"]
+                finished = await http.post(f"/evals/runs/{slow_id}/resume", json={})
+                assert finished.status_code == 409 and "nothing to resume" in finished.json()["message"]
+                taken = await http.post("/evals/runs", json={"suite": SUITE, "run_id": slow_id})
+                assert taken.status_code == 409 and "is taken" in taken.json()["message"]
 
             # Save a chat as an eval case: the download replays without the app's model.
             session_id = f"s-{uuid.uuid4().hex[:8]}"

@@ -1,14 +1,12 @@
-"""The eval endpoints over the durable stack (real Temporal, real Postgres): cancel and resume a run
-through the API, and the refusals: a suite outside the allowed modules, a file path, a queue no
-worker polls, an unknown run, a closed run cancelled, a chat holding a tool confirmation saved as a
-case. The page's happy path is tests/browser/test_eval_page.py."""
+"""The eval endpoints' refusals over the durable stack (real Temporal, real Postgres): a suite outside
+the allowed modules, a file path, a queue no worker polls, an unknown run, a chat holding a tool
+confirmation saved as a case. Starting, following, cancelling and resuming (and what a closed run
+refuses) are tested through the page: tests/browser/test_eval_page.py."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
@@ -87,45 +85,3 @@ async def test_a_chat_with_a_confirmation_is_not_saved_as_a_case(
     assert "asked to confirm send_money" in answer.json()["message"]
     empty = await http.get(f"/apps/{app.name}/users/ana/sessions/nope/eval-case")
     assert empty.status_code == 404
-
-
-async def _progress_until(http: httpx.AsyncClient, run_id: str, done: Any, timeout: float = 30.0) -> dict:
-    """Poll the progress endpoint (bounded) until ``done(answer)`` holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        answer = (await http.get(f"/evals/runs/{run_id}/progress")).json()
-        if done(answer):
-            return answer
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not get there in {timeout} s: {answer}")
-
-
-async def test_cancel_and_resume_through_the_api(api: tuple[httpx.AsyncClient, ApiBackend]) -> None:
-    http, backend = api
-    run_id = f"page-resume-{uuid.uuid4().hex[:6]}"
-    started = await http.post("/evals/runs", json={"suite": "tests.integration.eval_scale_apps:slow", "run_id": run_id,
-                                                   "parallel": 1})  # fmt: skip
-    assert started.status_code == 201, started.text
-    assert started.json()["workflow_id"] == f"adk-eval/{run_id}"
-    again = await http.post("/evals/runs", json={"suite": "tests.integration.eval_scale_apps:slow", "run_id": run_id})
-    assert again.status_code == 409 and "is taken" in again.json()["message"], again.text  # one run id, one run
-    early = await http.post(f"/evals/runs/{run_id}/resume", json={})
-    assert early.status_code in (404, 409), early.text  # not stored yet, or still running: nothing to resume
-
-    await _progress_until(http, run_id, lambda p: (p.get("progress") or {}).get("done", 0) >= 1)
-    cancelled = await http.post(f"/evals/runs/{run_id}/cancel", json={})
-    assert cancelled.status_code == 200, cancelled.text
-    await _progress_until(http, run_id, lambda p: p["status"] == "canceled")
-    assert (await http.post(f"/evals/runs/{run_id}/cancel", json={})).status_code == 409
-    assert backend.evals is not None
-    stored = await backend.evals.get_run(run_id)
-    assert stored is not None and stored.run.status == "cancelled" and 1 <= len(stored.trials) < 4
-
-    resumed = await http.post(f"/evals/runs/{run_id}/resume", json={})
-    assert resumed.status_code == 201, resumed.text
-    await _progress_until(http, run_id, lambda p: p["status"] == "completed")
-    done = await backend.evals.get_run(run_id)
-    assert done is not None and done.run.status == "passed" and len(done.trials) == 4
-    finished = await http.post(f"/evals/runs/{run_id}/resume", json={})
-    assert finished.status_code == 409 and "nothing to resume" in finished.json()["message"]
