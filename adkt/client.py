@@ -162,6 +162,9 @@ class AdkClient:
         self.retry_seconds = retry_seconds
         self.database_url = database_url
         """The sessions database, where ``stream(partial=True)`` reads partials (else ADK_DATABASE_URL)."""
+        self.page_url: str | None = None
+        """The dev page this client serves, if any (adkt.web.serve sets it): conversations it starts
+        link to it from their details in the Temporal UI."""
 
     def queue_of(self, app: str) -> str:
         """The task queue ``app``'s runs go to."""
@@ -188,7 +191,7 @@ class AdkClient:
         """What a conversation's workflow shows in the Temporal UI and is listed by (docs/temporal-cli.md)."""
         options: dict[str, Any] = {
             "static_summary": session_summary(app, user_id, session_id),
-            "static_details": session_details(app, user_id, session_id),
+            "static_details": session_details(app, user_id, session_id, self.page_url),
         }
         if self.search_attributes:
             options["search_attributes"] = adk_search_attributes(app, user_id)

@@ -8,6 +8,7 @@ by its agent and what it was asked. Plain functions of their inputs, so workflow
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from adk_core.flow.contents import CONTEXT_HEADER, SUMMARY_HEADER
 from adk_core.models.base import LlmRequest
@@ -57,9 +58,14 @@ def run_summary(app_name: str, user_id: str, session_id: str, message: Content |
     return _cap(f"{app_name} · user {user_id} · session {session_id}: {describe_content(message)}")
 
 
-def session_details(app_name: str, user_id: str, session_id: str) -> str:
-    """Static details (markdown) of a conversation's workflow: its key, spelled out."""
-    return f"**App** `{app_name}`  \n**User** `{user_id}`  \n**Session** `{session_id}`"
+def session_details(app_name: str, user_id: str, session_id: str, page_url: str | None = None) -> str:
+    """Static details (markdown) of a conversation's workflow: its key, spelled out, and a link to
+    the conversation on the dev page that started it (``page_url``: the page's base URL)."""
+    details = f"**App** `{app_name}`  \n**User** `{user_id}`  \n**Session** `{session_id}`"
+    if page_url:
+        path = "/".join(quote(part, safe="") for part in (app_name, user_id, session_id))
+        details += f"  \n[Open on the dev page: timeline, events, state]({page_url.rstrip('/')}/#/chat/{path})"
+    return details
 
 
 def turn_details(turn: int, message: Content, state: str) -> str:

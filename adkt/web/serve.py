@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import socket
 from collections.abc import AsyncIterator
 
@@ -81,7 +82,13 @@ async def serving(
                 raise ConfigurationError(f"the web server on {host}:{port} stopped while starting")
             await asyncio.sleep(0.02)
         bound_port = sock.getsockname()[1]
-        yield f"http://{host}:{bound_port}"
+        url = f"http://{host}:{bound_port}"
+        if api is not None and page:
+            # Conversations started from the page link back to it from the Temporal UI; a copy, so
+            # a client shared with other code does not start linking to this page.
+            api.client = copy.copy(api.client)
+            api.client.page_url = url
+        yield url
     finally:
         web.should_exit = True
         await asyncio.gather(task, return_exceptions=True)

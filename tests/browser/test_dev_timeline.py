@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 import uuid
+from urllib.parse import quote
 
 import pytest
 
+from adk_temporal.workflows import session_workflow_id
 from adkt.web.api.backend import ApiBackend
 from adkt.web.api.models import AppInfo
 from adkt.web.serve import serving
@@ -84,6 +86,15 @@ async def test_a_turn_drawn_as_a_timeline(durable_stack: DurableStack, chromium:
             await expect(detail.get_by_test_id("span-request")).to_contain_text("A table for two")
             await expect(detail.get_by_test_id("span-response")).to_contain_text("transfer_to_agent")
             await screenshots.take(page, "dev-timeline")
+
+            # From the Temporal UI back: the conversation's workflow details link to its page.
+            workflow_id = session_workflow_id(app.name, "ana", session_id)
+            details = await (await durable_stack.client.client.get_workflow_handle(workflow_id).describe()).static_details()
+            link = f"{base}/#/chat/{app.name}/ana/{session_id}"
+            assert f"]({link})" in (details or ""), details
+            await page.get_by_test_id("workflow-link").wait_for()
+            assert await page.get_by_test_id("workflow-link").get_attribute("href") == (
+                f"{TEMPORAL_UI}/namespaces/default/workflows/{quote(workflow_id, safe='')}")  # fmt: skip
             assert errors == [], errors
             await browser.close()
     finally:

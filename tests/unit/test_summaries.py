@@ -12,6 +12,7 @@ from adk_temporal.workflows.summaries import (
     SUMMARY_CHARS,
     model_call_summary,
     run_summary,
+    session_details,
     snippet,
     turn_details,
 )
@@ -72,3 +73,9 @@ def test_a_transferred_agents_model_call_is_summarised_from_the_users_words() ->
     # Only context sent (the rest by reference): the invocation's message.
     only_context = LlmRequest(contents=contents[1:])
     assert model_call_summary("billing", "m", only_context, Content.user("hi")) == "billing: hi (m)"
+
+
+def test_a_conversations_details_link_to_its_dev_page() -> None:
+    assert session_details("shop", "u 1", "s/1") == "**App** `shop`  \n**User** `u 1`  \n**Session** `s/1`"
+    linked = session_details("shop", "u 1", "s/1", "http://127.0.0.1:8000/")
+    assert linked.endswith("[Open on the dev page: timeline, events, state](http://127.0.0.1:8000/#/chat/shop/u%201/s%2F1)")
