@@ -114,7 +114,7 @@ async def _delete_workflows(client: Client, queries: list[str], wait: bool) -> t
             if status == WorkflowExecutionStatus.RUNNING:
                 await _ignoring_not_found(client.get_workflow_handle(workflow_id, run_id=run_id).terminate("deleted"))
         for workflow_id, run_id, _ in runs:
-            keys |= await _payload_keys(client, workflow_id, run_id)
+            keys |= await history_payload_keys(client, workflow_id, run_id)
             found = await _ignoring_not_found(
                 client.workflow_service.delete_workflow_execution(
                     DeleteWorkflowExecutionRequest(
@@ -170,7 +170,7 @@ async def _list_runs(client: Client, queries: list[str]) -> list[tuple[str, str,
     return [(w, r, s) for (w, r), s in found.items()]
 
 
-async def _payload_keys(client: Client, workflow_id: str, run_id: str) -> set[str]:
+async def history_payload_keys(client: Client, workflow_id: str, run_id: str) -> set[str]:
     """The ``adk_payloads`` keys the run's history references (Temporal external-storage references,
     decoded with the client's codec when they are encrypted)."""
     try:
