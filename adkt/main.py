@@ -11,6 +11,7 @@
     adkt migrate                    create/upgrade the database tables
     adkt sessions list APP          read sessions from Postgres
     adkt users delete APP USER      delete a user's workflows and data everywhere (`sessions delete`: one)
+    adkt retention install|worker   a schedule that prunes old stream chunks, eval runs, unreferenced payloads
     adkt sim                        the agent simulator: a person answers model requests in a browser
     adkt web [--app pkg.mod:app]    the dev chat page and HTTP API (`adkt api`: the API alone)
     adkt eval run CASES [--durable] run eval cases; `adkt eval list|show|compare` read stored runs
@@ -42,6 +43,7 @@ from adkt.commands.eval import evals
 from adkt.commands.mcp import mcp
 from adkt.commands.pending import pending, reply
 from adkt.commands.replay import replay
+from adkt.commands.retention import retention
 from adkt.commands.run import chat, run
 from adkt.commands.serve import migrate, worker
 from adkt.commands.sessions import sessions, users
@@ -106,6 +108,7 @@ app.command()(mcp)
 app.command()(a2a)
 app.add_typer(sessions, name="sessions")
 app.add_typer(users, name="users")
+app.add_typer(retention, name="retention")
 app.add_typer(evals, name="eval")
 app.add_typer(deployment, name="deployment")
 
