@@ -9,7 +9,6 @@ refuses any other suite too, but the page should not start what is bound to fail
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from datetime import datetime
 from typing import Any
@@ -99,7 +98,7 @@ async def start_run(call: Call) -> EvalRunStarted:
     run_id = body.run_id or f"r-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     validate_id("eval run id", run_id)
     queue = _queue(call)
-    await _check_startable(call, body.suite)
+    await _check_startable(call, body.suite, queue)
     suite_input = EvalSuiteInput(suite=body.suite, run_id=run_id, cases=body.cases, trials=body.trials,
                                  max_concurrency=body.parallel, stop_on_first_failure=body.stop_on_first_failure)  # fmt: skip
     workflow_id = EVAL_WORKFLOW_PREFIX + run_id
@@ -140,16 +139,23 @@ async def resume_run(call: Call) -> EvalRunStarted:
     handle = backend.client.client.get_workflow_handle(EVAL_WORKFLOW_PREFIX + run_id)
     if detail.run.status in ("passed", "failed") and detail.run.end_time is not None:
         raise RunStateError(f"eval run {run_id!r} finished ({detail.run.status}); nothing to resume")
-    with contextlib.suppress(NotFoundError):  # no workflow left (retention): resume from the store
-        if await _workflow_status(handle, run_id) == WorkflowExecutionStatus.RUNNING:
+    queue = _queue(call)
+    try:
+        async with asyncio.timeout(TEMPORAL_SECONDS):
+            described = await handle.describe()
+        if described.status == WorkflowExecutionStatus.RUNNING:
             raise RunStateError(f"eval run {run_id!r} is still running; cancel it first")
+        queue = described.task_queue or queue  # resume where the run ran: its workers serve the suite
+    except RPCError as e:
+        if e.status != RPCStatusCode.NOT_FOUND:  # no workflow left (retention): resume from the store
+            raise
     try:
         suite_input = EvalSuiteInput.resume_of(detail.run)
     except ValueError as e:
         raise InvalidInputError(str(e)) from None
-    await _check_startable(call, suite_input.suite)
+    await _check_startable(call, suite_input.suite, queue)
     await backend.client.client.start_workflow(
-        EvalSuiteWorkflow.run, suite_input, id=handle.id, task_queue=_queue(call),
+        EvalSuiteWorkflow.run, suite_input, id=handle.id, task_queue=queue,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,  # the closed run's id, on purpose
     )  # fmt: skip
     return EvalRunStarted(run_id=run_id, workflow_id=handle.id, workflow_url=backend.workflow_url(handle.id))
@@ -165,7 +171,7 @@ async def _workflow_status(handle: WorkflowHandle[Any, Any], run_id: str) -> Wor
         raise NotFoundError(f"no durable eval run {run_id!r} (no workflow {handle.id!r}); an in-process run has none") from None
 
 
-async def _check_startable(call: Call, suite: str) -> None:
+async def _check_startable(call: Call, suite: str, queue: str) -> None:
     """Refuse a suite outside the allowed modules, and a queue no worker polls (the run would only wait)."""
     backend = call.backend
     if not backend.eval_suites.allows(suite, from_workflow=True):
@@ -175,7 +181,6 @@ async def _check_startable(call: Call, suite: str) -> None:
             f"Suites may come from: {allowed}. Serve the suite's module: `adkt dev` allows the modules of its working "
             "directory; `adkt web --eval-suite MODULE` with a worker started with `adkt worker --eval-suite MODULE`"
         )
-    queue = _queue(call)
     if not await backend.has_worker(queue):
         raise NoWorkerError(
             f"no worker polls task queue {queue!r}, where eval suites start; nothing was started. Start one with "
