@@ -104,6 +104,12 @@ class WorkflowTaskFailedError(AdkError):
     the conversation where it stopped. The message is the worker's error."""
 
 
+class WorkersBusyError(AdkError):
+    """The conversation's workflow task kept timing out for ``retry_seconds``: its workers are too
+    busy to finish it in time (or stopped), not failing on its code. Temporal retries the task; the
+    message was not delivered, so sending it again (same message id) later is safe."""
+
+
 async def connect(
     address: str | None = None, *, namespace: str | None = None, tracing: bool = False, database_url: str | None = None,
     payload_codec: PayloadCodec | None = None,
@@ -501,7 +507,15 @@ class AdkClient:
                     raise
                 if time.monotonic() > deadline:
                     if stuck:
-                        reason = await workflow_task_failure(self.client, handle.id) or str(e)
+                        reason = await workflow_task_failure(self.client, handle.id)
+                        if reason is None:
+                            # Temporal says "failed state" after timeouts too (an overloaded worker):
+                            # that is not a bug a deploy must fix.
+                            raise WorkersBusyError(
+                                f"workflow {handle.id!r}: its workflow task kept timing out for "
+                                f"{self.retry_seconds:g} s (workers too busy or stopped); the message was not "
+                                "delivered: send it again later, with the same message id"
+                            ) from None
                         raise WorkflowTaskFailedError(
                             f"workflow {handle.id!r} cannot make progress: {reason}. See the worker's log."
                         ) from None

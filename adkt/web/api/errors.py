@@ -17,7 +17,7 @@ from adk_core.errors import (
     InvalidInputError,
     SessionNotFoundError,
 )
-from adkt.client import MessageRejectedError, TurnFailedError, WorkflowTaskFailedError
+from adkt.client import MessageRejectedError, TurnFailedError, WorkersBusyError, WorkflowTaskFailedError
 
 from ..security.principal import AuthError
 
@@ -50,6 +50,7 @@ _STATUS: list[tuple[type[BaseException], int]] = [
     (MessageRejectedError, 409),
     (TurnFailedError, 502),  # the turn ran and failed: the session stores an error event saying why
     (WorkflowTaskFailedError, 503),
+    (WorkersBusyError, 503),  # the workers are overloaded: try again later
 ]
 
 
