@@ -1,5 +1,5 @@
 // The dev chat page: no build step, one module. It uses only the HTTP API (/api/v1, docs/web.md).
-import { authFetch, h, pretty, when } from "./dom.js";
+import { authFetch, h, pretty, readEvents, when } from "./dom.js";
 import { renderEvalRoute, saveSessionAsCase } from "./evals.js";
 import { createTimeline } from "./timeline.js";
 
@@ -27,34 +27,13 @@ async function api(path, { method = "GET", body } = {}) {
 
 const sessionPath = (app, user, session) => `/apps/${enc(app)}/users/${enc(user)}/sessions/${enc(session)}`;
 
-// --- server-sent events over a POST (EventSource only does GET) ----------------------------------
-// Each frame is "event: NAME\nid: ...\ndata: JSON"; comments (":...") keep the connection alive.
-// Unknown event names are ignored, so the server can add kinds (e.g. token-level "partial").
+// --- server-sent events over a POST (EventSource only does GET, and sends no Authorization) -------
+// Frames parsed by dom.js's readEvents; unknown event names are ignored, so the server can add
+// kinds (e.g. token-level "partial").
 async function* sse(path, body) {
   const response = await authFetch(API + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let event = "message", data = "";
-      for (const line of frame.split("\n")) {
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const val = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "event") event = val;
-        else if (field === "data") data += (data ? "\n" : "") + val;
-      }
-      if (data) yield { event, data: JSON.parse(data) };
-    }
-  }
+  yield* readEvents(response);
 }
 
 // --- events --------------------------------------------------------------------------------------
