@@ -88,10 +88,7 @@ def resolve(settings: Settings, *, address: str | None = None, database_url: str
     dev = DevState.read(settings.adk_dir)
     configured = address or configured_temporal_address()
     if configured is None and dev is not None:
-        from adk_temporal.encryption import KEYS_ENV, KEYS_FILE_ENV
-
-        if dev.encryption_keys_file and not (os.environ.get(KEYS_ENV) or os.environ.get(KEYS_FILE_ENV)):
-            os.environ[KEYS_FILE_ENV] = dev.encryption_keys_file  # this process talks to an encrypted stack
+        _use_dev_keys(dev)
         return Target(dev.address, database_url or settings.database_url or dev.database_url,
                       dev.task_queue, dev.namespace, dev)  # fmt: skip
     return Target(configured, database_url or settings.database_url or (dev.database_url if dev else None),
@@ -100,9 +97,21 @@ def resolve(settings: Settings, *, address: str | None = None, database_url: str
 
 
 
+def _use_dev_keys(dev: DevState) -> None:
+    """Talking to an `adkt dev --encrypt` stack: its key file, unless keys are configured here. The
+    sessions database is encrypted at rest with them too (adk_core.encryption)."""
+    from adk_temporal.encryption import KEYS_ENV, KEYS_FILE_ENV
+
+    if dev.encryption_keys_file and not (os.environ.get(KEYS_ENV) or os.environ.get(KEYS_FILE_ENV)):
+        os.environ[KEYS_FILE_ENV] = dev.encryption_keys_file  # this process talks to an encrypted stack
+
+
 def resolve_database_url(settings: Settings, explicit: str | None = None) -> str | None:
     """The sessions database, without asking anything about Temporal."""
     if explicit or settings.database_url:
         return explicit or settings.database_url
     dev = DevState.read(settings.adk_dir)
-    return dev.database_url if dev else None
+    if dev is None:
+        return None
+    _use_dev_keys(dev)  # `adkt sessions show` reads rows the dev stack sealed
+    return dev.database_url
