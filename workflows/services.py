@@ -171,6 +171,11 @@ class DurableSessionService(SessionService):
             "delete_session", "delete sessions outside workflow code (a SessionService in your client) or in a tool"
         )
 
+    async def delete_user(self, *, app_name: str, user_id: str) -> None:
+        raise _unsupported(
+            "delete_user", "delete users outside workflow code (`adkt users delete`, adk_temporal.deletion) or in a tool"
+        )
+
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         raise _unsupported(
             "get_user_state", "read the user's state from session.state (its user: keys) inside a durable run"

@@ -21,6 +21,7 @@ CALLS: dict[str, Callable[[DurableSessionService], Awaitable[Any]]] = {
     "create_session": lambda s: s.create_session(app_name="app", user_id="u"),
     "list_sessions": lambda s: s.list_sessions(app_name="app"),
     "delete_session": lambda s: s.delete_session(app_name="app", user_id="u", session_id="s"),
+    "delete_user": lambda s: s.delete_user(app_name="app", user_id="u"),
     "get_user_state": lambda s: s.get_user_state(app_name="app", user_id="u"),
     "get_app_state": lambda s: s.get_app_state(app_name="app"),
     "get_session of another session": lambda s: s.get_session(app_name="app", user_id="u", session_id="other"),
