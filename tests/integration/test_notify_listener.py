@@ -1,16 +1,23 @@
 """The shared LISTEN connection (adkt/listener.py) on a real Postgres: one connection for many
 subscribers, each notification to its channel's subscribers in order, a bounded buffer per
-subscriber, a reconnect after the connection is killed (subscribers told to catch up), clean close."""
+subscriber, a reconnect after the connection is killed (subscribers told to catch up, a stream
+follower losing no row), clean close."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
+from psycopg import sql
 
-from adk_core.sql import postgres_url
+from adk_core.models.base import LlmResponse
+from adk_core.sql import migrate, open_engine, postgres_url
+from adk_core.types import Content
+from adk_temporal.activities.streaming import ChunkPublisher, StreamTarget, complete_responses
+from adkt._stream_follow import StreamHub
 from adkt.listener import ListenerUnavailableError, NotifyListener, Subscription
 
 pytestmark = pytest.mark.integration
@@ -110,3 +117,56 @@ async def test_close_ends_subscribers_and_a_database_that_never_answers_fails_th
     with pytest.raises(Exception, match="lower-case SQL identifier"):
         async with listener.subscribe("Bad-Name"):
             pass
+
+
+async def test_a_follower_loses_no_row_when_the_listen_connection_is_killed_mid_stream(database_url: str) -> None:
+    """The second half of the stream is written while the listener cannot connect, so its NOTIFYs
+    reach no one and none comes after: only the listener's catch-up notice wakes the follower."""
+    await migrate(database_url)
+    engine = open_engine(database_url)
+    hub = StreamHub(database_url, listener=NotifyListener(database_url))
+    target = StreamTarget(stream_id="s-reconnect", call=0, after_events=0, invocation_id="e-1")
+    words = [f"{i} " for i in range(40)]
+    database = str(postgres_url(database_url).database)
+    admin = _conninfo(postgres_url(database_url).set(database="postgres").render_as_string(hide_password=False))
+
+    async def model(half: list[str]) -> AsyncIterator[LlmResponse]:
+        for word in half:
+            yield LlmResponse(content=Content.model(word), partial=True)
+        yield LlmResponse(content=Content.model("".join(half)))
+
+    async def read_until(texts: list[str], count: int) -> None:
+        async with asyncio.timeout(10):  # shorter than the wait: a follower nobody wakes fails here
+            while len(texts) < count:
+                await follower.wait(60.0)
+                texts += [c.event.text or "" for c in await follower.read() if c.kind == "partial"]
+
+    try:
+        async with hub.follow("s-reconnect") as follower, await psycopg.AsyncConnection.connect(
+            admin, autocommit=True
+        ) as conn:
+            texts: list[str] = []
+            await complete_responses(model(words[:20]), ChunkPublisher(engine, target, attempt=1, author="a"))
+            await read_until(texts, 20)
+            # New connections refused (pooled ones go on), then the listener's killed: it cannot reconnect.
+            await conn.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(sql.Identifier(database)))
+            try:
+                [pid] = await _listen_backends_via(conn, database)
+                await conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                await complete_responses(model(words[20:]), ChunkPublisher(engine, target, attempt=2, author="a"))
+            finally:
+                await conn.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(sql.Identifier(database)))
+            await read_until(texts, 40)
+            assert texts == words, "every row, in order, across the reconnect"
+            assert hub.listener.connections_opened == 2
+            await follower.delete()
+    finally:
+        await hub.close()
+        await engine.dispose()
+
+
+async def _listen_backends_via(conn: psycopg.AsyncConnection, database: str) -> list[int]:
+    rows = await (await conn.execute(
+        "SELECT pid FROM pg_stat_activity WHERE datname = %s AND query LIKE 'LISTEN%%'", (database,)
+    )).fetchall()  # fmt: skip
+    return [r[0] for r in rows]
