@@ -4,8 +4,10 @@ at /.well-known/agent-card.json, JSON-RPC at /: message/send, message/stream, ta
 tasks/cancel), and this module's executor runs each task's message as a turn of a durable
 conversation (the app's SessionWorkflow), as ``adkt mcp`` does (adkt/mcp_server.py).
 
-- The A2A context id is the session id (one conversation per context, under the server's user), so
-  a client that continues a context continues the conversation.
+- The A2A context id is the session id (one conversation per context), so a client that continues
+  a context continues the conversation. The conversation belongs to the caller's user when the
+  server authenticates callers (API keys or OIDC, as ``adkt api``: adkt/web/security), else to the
+  server's ``--user``. Task records are kept per caller too, so one user cannot read another's.
 - The A2A message id, digested, is the turn's message id, the conversation's idempotency key: a
   message the caller sends again (a RemoteA2aAgent retrying after its worker died) gets the first
   turn's result, in a new A2A task, instead of a second turn.
@@ -19,16 +21,21 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from a2a.auth.user import UnauthenticatedUser, User
 from a2a.helpers import new_task, new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Message, TaskState
 from starlette.applications import Starlette
+from starlette.requests import Request
 
 from adk_core.errors import AdkError
+from adkt.web.security import WebAccess
+from adkt.web.security.principal import PRINCIPAL_KEY
 
 if TYPE_CHECKING:
     from adkt.client import AdkClient
@@ -52,16 +59,44 @@ def agent_card(app: str, url: str, *, description: str = "", version: str = "1")
 
 
 def app_a2a_server(
-    client: AdkClient, app: str, *, url: str, description: str = "", user_id: str = "a2a", version: str = "1"
+    client: AdkClient, app: str, *, url: str, description: str = "", user_id: str = "a2a", version: str = "1",
+    access: WebAccess | None = None,
 ) -> Starlette:
-    """A Starlette app serving ``app`` over A2A (JSON-RPC at the root of ``url``) through ``client``."""
+    """A Starlette app serving ``app`` over A2A (JSON-RPC at the root of ``url``) through ``client``.
+    ``access`` (default: loopback only, no authentication) checks Host, Origin and credentials as the
+    web app does; an authenticated caller's conversations and tasks are their own user's."""
     card = agent_card(app, url, description=description, version=version)
     handler = DefaultRequestHandler(
         agent_executor=ConversationExecutor(client, app, user_id),
         task_store=InMemoryTaskStore(),
         agent_card=card,
     )
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/", context_builder=_CallerContext())]
+    return Starlette(routes=routes, middleware=(access or WebAccess.local()).middleware())
+
+
+class _Caller(User):
+    """The authenticated caller (adkt/web/security's Principal) as the a2a-sdk sees a user: its task
+    store keeps each user's tasks apart by ``user_name``."""
+
+    def __init__(self, user: str) -> None:
+        self._user = user
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return self._user
+
+
+class _CallerContext(DefaultServerCallContextBuilder):
+    def build_user(self, request: Request) -> User:
+        principal = request.scope.get(PRINCIPAL_KEY)
+        if principal is not None and principal.user is not None:
+            return _Caller(principal.user)
+        return UnauthenticatedUser()  # the developer on loopback, or --insecure: the server's --user
 
 
 def turn_message_id(a2a_message_id: str) -> str:
@@ -92,10 +127,11 @@ class ConversationExecutor(AgentExecutor):
             )
             return
         await updater.start_work()
+        user_id = context.call_context.user.user_name or self.user_id
         try:
             result = await self.client.send(
                 self.app,
-                self.user_id,
+                user_id,
                 context_id,
                 text,
                 message_id=turn_message_id(context.message.message_id),
@@ -104,7 +140,7 @@ class ConversationExecutor(AgentExecutor):
             await updater.failed(self._say(f"{type(error).__name__}: {error}", context))
             return
         if not result.final_text:
-            waiting = await self.client.pending(self.app, self.user_id, context_id)
+            waiting = await self.client.pending(self.app, user_id, context_id)
             if waiting:
                 names = ", ".join(w.name for w in waiting)
                 await updater.requires_input(

@@ -33,6 +33,8 @@ from tests.mcp_servers.helpers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
 
+ALICE_KEY, BOB_KEY = "alice-" + "a" * 30, "bob-" + "b" * 30
+
 
 async def _served_specialist(durable_stack: DurableStack) -> tuple[str, int]:
     name = f"a2a_specialist_{uuid.uuid4().hex[:6]}"
@@ -185,3 +187,44 @@ async def test_a_restarted_server_that_lost_the_task_gets_the_message_again_and_
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED and b"a2a_send" in e.user_metadata.summary.data
     ]
     assert len(sends) == 2  # the first server's send, then the same message again to the second
+
+
+async def test_with_api_keys_callers_authenticate_and_reach_only_their_own_tasks(durable_stack: DurableStack) -> None:
+    """`adkt a2a` guards the served app as `adkt api` does: the card is public, every call needs a key,
+    and each caller's conversation and task records are their own user's."""
+    import httpx
+
+    from adkt.settings import WebSettings
+    from adkt.web.security import web_access
+
+    specialist, port = await _served_specialist(durable_stack)
+    access = web_access("127.0.0.1", WebSettings(api_keys=f"alice:{ALICE_KEY},bob:{BOB_KEY}"))
+    server = app_a2a_server(durable_stack.client, specialist, url=f"http://127.0.0.1:{port}/", access=access)
+    context = f"ctx-{uuid.uuid4().hex[:6]}"
+    message = Message(role=Role.ROLE_USER, message_id="m-1", context_id=context, parts=[new_text_part("mine")])
+    send = SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=False))
+    async with serving(server, port) as url:
+        async with httpx.AsyncClient() as anonymous:
+            card = await anonymous.get(url + ".well-known/agent-card.json")
+            assert card.status_code == 200 and card.json()["name"] == specialist
+            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
+            assert refused.status_code == 401
+        alice_http = httpx.AsyncClient(headers={"Authorization": f"Bearer {ALICE_KEY}"}, timeout=30)
+        bob_http = httpx.AsyncClient(headers={"Authorization": f"Bearer {BOB_KEY}"}, timeout=30)
+        alice = await create_client(url, ClientConfig(streaming=False, httpx_client=alice_http))
+        bob = await create_client(url, ClientConfig(streaming=False, httpx_client=bob_http))
+        try:
+            [event] = [ev async for ev in alice.send_message(send)]
+            assert event.task.status.state == TaskState.TASK_STATE_COMPLETED
+            with pytest.raises(Exception, match="(?i)not found"):
+                await bob.get_task(GetTaskRequest(id=event.task.id))
+            mine = await alice.get_task(GetTaskRequest(id=event.task.id))
+            assert [get_artifact_text(a) for a in mine.artifacts] == ["specialist says: mine"]
+        finally:
+            await alice.close()
+            await bob.close()
+            await alice_http.aclose()
+            await bob_http.aclose()
+    stored = await durable_stack.sessions.get_session(app_name=specialist, user_id="alice", session_id=context)
+    assert stored is not None and [e.content.text for e in stored.events if e.author == "user"] == ["mine"]
+    assert await durable_stack.sessions.get_session(app_name=specialist, user_id="a2a", session_id=context) is None

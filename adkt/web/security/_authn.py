@@ -12,9 +12,10 @@ from .keys import ApiKeys
 from .oidc import OidcVerifier
 from .principal import PRINCIPAL_KEY, AuthError, Principal
 
-PUBLIC_PATHS = ("/", "/sim", "/api/v1/openapi.json")
+PUBLIC_PATHS = ("/", "/sim", "/api/v1/openapi.json", "/.well-known/agent-card.json")
 PUBLIC_PREFIXES = ("/static/", "/sim/sessions/", "/sessions/")
-"""The pages (HTML, JS, CSS) and the API's schema. Whatever they show comes from the API, which checks."""
+"""The pages (HTML, JS, CSS), the API's schema and an A2A server's agent card (adkt a2a: how to reach
+it, no data). Whatever the pages show comes from the API, which checks."""
 
 
 class Authenticate:
@@ -47,7 +48,8 @@ class Authenticate:
         authorization = Headers(scope=scope).get("authorization")
         if authorization is None:
             path = scope.get("path", "")
-            if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+            reading = scope.get("method", "GET") in ("GET", "HEAD")  # a public path is public to read only
+            if reading and (path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)):
                 return None
             raise AuthError(
                 "this server requires authentication: send Authorization: Bearer <API key or OIDC token> "

@@ -5,6 +5,7 @@ loopback without authentication does not start unless --insecure says so."""
 from __future__ import annotations
 
 import asyncio
+import types
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from adk_core.errors import ConfigurationError
 from adk_core.simulator import SimulatorService
 from adkt.settings import Settings, WebSettings
 from adkt.web.security import ApiKeys, AuthError, IssuerUnavailableError, OidcVerifier, web_access
+from adkt.web.security import oidc as oidc_module
 from adkt.web.site import create_site
 from tests.unit.web.oidc_issuer import AUDIENCE, Issuer
 
@@ -172,7 +174,10 @@ async def test_bad_tokens_are_refused_with_the_reason(issuer: Issuer, make, says
     assert refused.value.status == 401
 
 
-async def test_rotated_keys_are_fetched_again_within_the_bound(issuer: Issuer) -> None:
+async def test_rotated_keys_are_fetched_again_within_the_bound(issuer: Issuer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The verifier's own clock, moved by hand: a loaded machine must not stretch "just fetched".
+    now = [1000.0]
+    monkeypatch.setattr(oidc_module, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     verifier = _verifier(issuer, min_refresh_seconds=0.5)
     await verifier.authenticate(issuer.token("ana"))
     issuer.rotate(keep_old=False)
@@ -182,7 +187,7 @@ async def test_rotated_keys_are_fetched_again_within_the_bound(issuer: Issuer) -
         with pytest.raises(AuthError, match="not among"):
             await verifier.authenticate(new)
     assert verifier.fetches == 1
-    await asyncio.sleep(0.6)
+    now[0] += 0.6
     assert (await verifier.authenticate(new)).user == "ana"
     assert verifier.fetches == 2
     for _ in range(5):  # made-up key ids right after: still one fetch per bound
