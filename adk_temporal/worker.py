@@ -104,6 +104,14 @@ def load_app(spec: str) -> App:
     raise ConfigurationError(f"{spec!r} is a {type(value).__name__}; point --app at an App or an agent")
 
 
+DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 10
+"""Workflow tasks one worker process runs at once (temporalio's default: 100). Workflow code is
+CPU-bound Python sharing one GIL, so more at once adds no throughput, only time per task: with 100
+brand-new conversations at once (each first activation builds a sandbox), every task took 5-13 s
+on a loaded 2-core machine, passed the 10 s workflow task timeout and was retried, and the senders
+failed (congestion collapse, issue 21). Tasks beyond this wait on the server, where waiting costs
+no timeout. Slots held across the completion round trip leave room for a few more than cores."""
+
 DEFAULT_GRACEFUL_SHUTDOWN = timedelta(seconds=30)
 """How long a stopping worker lets in-flight activities finish (a model call or a tool mid-way)
 before Temporal cancels them; a Kubernetes pod's default termination grace period is 30 s too."""
@@ -267,7 +275,10 @@ def build_worker(
     ``graceful_shutdown``: on shutdown, how long in-flight activities (model calls, tools) may run
     to completion before they are cancelled.
 
-    ``prices``: model prices for the cost of each call (default: ``PriceTable.default()``)."""
+    ``prices``: model prices for the cost of each call (default: ``PriceTable.default()``).
+
+    ``worker_options`` go to each Temporal ``Worker``; ``max_concurrent_workflow_tasks`` defaults to
+    ``DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS`` (unless a ``tuner`` is given), not temporalio's 100."""
     registry = AppRegistry(apps, eval_suites=EvalSuites(eval_suites))
     register_cases(eval_cases, registry)
     modules = {type(app.root_agent).__module__ for app in apps} | set(passthrough_modules)
@@ -292,6 +303,8 @@ def build_worker(
     # costs a replay of a bounded run (SessionWorkflowInput.max_history_events).
     worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
     worker_options.setdefault("graceful_shutdown_timeout", graceful_shutdown)
+    if "tuner" not in worker_options:  # a tuner sets every slot count itself; temporalio refuses both
+        worker_options.setdefault("max_concurrent_workflow_tasks", DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS)
     if deployment is not None:
         worker_options.setdefault("deployment_config", deployment.config())
     if task_queue is not None:

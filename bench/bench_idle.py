@@ -109,8 +109,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         adk = AdkClient(client, task_queue=TASK_QUEUE, search_attributes=False)
         worker = build_worker(
             client, [w1.app], task_queue=TASK_QUEUE, **stack.services,
-            max_cached_workflows=args.cache, max_concurrent_workflow_tasks=100, max_concurrent_activities=200,
-            max_concurrent_local_activities=200,
+            # build_worker's default max_concurrent_workflow_tasks: what a deployed worker runs.
+            max_cached_workflows=args.cache, max_concurrent_activities=200, max_concurrent_local_activities=200,
         )
         async with worker:
             await turn(adk, "warmup")  # imports, sandbox and connections, before the baseline

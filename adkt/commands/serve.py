@@ -15,6 +15,8 @@ from adkt.settings import Settings
 
 GRACEFUL_SHUTDOWN_SECONDS = 30.0
 """adk_temporal.worker.DEFAULT_GRACEFUL_SHUTDOWN, written out so `adkt --help` need not import the worker."""
+MAX_WORKFLOW_TASKS = 10
+"""adk_temporal.worker.DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS, written out for the same reason."""
 
 MetricsPort = Annotated[
     int | None,
@@ -83,6 +85,18 @@ def worker(
         typer.Option("--tracing", envvar="ADK_TRACING",
                      help="export OpenTelemetry traces with OTLP to OTEL_EXPORTER_OTLP_ENDPOINT (docs/observability.md)"),
     ] = False,
+    max_workflow_tasks: Annotated[
+        int | None,
+        typer.Option("--max-workflow-tasks", envvar="ADK_MAX_WORKFLOW_TASKS", min=1,
+                     help=f"workflow tasks run at once (default {MAX_WORKFLOW_TASKS}: more only lengthens each on one "
+                     "GIL; docs/scaling.md)"),
+    ] = None,
+    max_cached_workflows: Annotated[
+        int | None,
+        typer.Option("--max-cached-workflows", envvar="ADK_MAX_CACHED_WORKFLOWS", min=0,
+                     help="conversations kept in memory between turns (default 1000); an evicted one replays its "
+                     "current run on its next message (docs/scaling.md)"),
+    ] = None,
 ) -> None:
     """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
     if not app and not eval_cases:
@@ -97,7 +111,8 @@ def worker(
         app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or [],
         deployment=(deployment_name, build_id) if deployment_name and build_id else None,
         graceful_timeout=graceful_timeout, health_port=health_port, metrics_port=metrics_port, prices=prices,
-        tracing=tracing, eval_suites=eval_suites or [],
+        tracing=tracing, eval_suites=eval_suites or [], max_workflow_tasks=max_workflow_tasks,
+        max_cached_workflows=max_cached_workflows,
     ))
 
 
@@ -106,7 +121,8 @@ async def _worker(
     log_level: str | None = None, eval_cases: list[str] | None = None, *, deployment: tuple[str, str] | None = None,
     graceful_timeout: float = GRACEFUL_SHUTDOWN_SECONDS, health_port: int | None = None,
     metrics_port: int | None = None, prices: str | None = None, tracing: bool = False,
-    eval_suites: list[str] | None = None,
+    eval_suites: list[str] | None = None, max_workflow_tasks: int | None = None,
+    max_cached_workflows: int | None = None,
 ) -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
 
@@ -136,6 +152,10 @@ async def _worker(
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
         options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
+        if max_workflow_tasks is not None:
+            options["max_concurrent_workflow_tasks"] = max_workflow_tasks
+        if max_cached_workflows is not None:
+            options["max_cached_workflows"] = max_cached_workflows
         built = build_worker(
             client, apps, task_queue=queue, eval_cases=eval_cases or (), eval_suites=eval_suites or (),
             deployment=version,

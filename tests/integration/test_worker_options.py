@@ -46,3 +46,23 @@ async def test_unsandboxed_worker_runs_w1(durable_stack: DurableStack) -> None:
         await worker.shutdown()
         await asyncio.gather(run, return_exceptions=True)
     check_turn(result.events)
+
+
+async def test_build_worker_bounds_concurrent_workflow_tasks_unless_told_otherwise(durable_stack: DurableStack) -> None:
+    from temporalio.worker import WorkerTuner
+
+    from adk_temporal.worker import DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS
+    from adkt.client import connect
+
+    client = await connect(durable_stack.address)
+
+    def options(**given: object) -> dict:
+        # A queue each: the core allows one worker per queue in a process (none of them polls).
+        built = build_worker(client, [], task_queue=f"options-{uuid.uuid4().hex[:8]}", session_service=durable_stack.sessions, **given)
+        return dict(built.workers[0].config())
+
+    assert options()["max_concurrent_workflow_tasks"] == DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS < 100
+    assert options(max_concurrent_workflow_tasks=3)["max_concurrent_workflow_tasks"] == 3
+    tuner = WorkerTuner.create_fixed(workflow_slots=7, activity_slots=7, local_activity_slots=7)
+    with_tuner = options(tuner=tuner)  # temporalio refuses a tuner beside slot counts
+    assert with_tuner["tuner"] is tuner and with_tuner.get("max_concurrent_workflow_tasks") is None

@@ -9,8 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from adk_core.errors import ConfigurationError
-from adk_temporal.worker import DEFAULT_GRACEFUL_SHUTDOWN, WorkerVersion
-from adkt.commands.serve import GRACEFUL_SHUTDOWN_SECONDS
+from adk_temporal.worker import (
+    DEFAULT_GRACEFUL_SHUTDOWN,
+    DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+    WorkerVersion,
+)
+from adkt.commands.serve import GRACEFUL_SHUTDOWN_SECONDS, MAX_WORKFLOW_TASKS
 from adkt.main import app
 
 
@@ -28,7 +32,8 @@ def test_worker_takes_eval_cases() -> None:
 
 def test_worker_help_shows_the_deployment_and_lifecycle_options() -> None:
     result = CliRunner().invoke(app, ["worker", "--help"], env={"COLUMNS": "200"})
-    for option in ("--deployment-name", "--build-id", "--graceful-timeout", "--health-port"):
+    for option in ("--deployment-name", "--build-id", "--graceful-timeout", "--health-port", "--max-workflow-tasks",
+                   "--max-cached-workflows"):
         assert option in result.output
     assert "ADK_BUILD_ID" in result.output
 
@@ -46,6 +51,10 @@ def test_a_build_id_with_a_colon_is_refused_with_the_fix() -> None:
 
 def test_the_cli_default_graceful_timeout_is_the_workers() -> None:
     assert GRACEFUL_SHUTDOWN_SECONDS == DEFAULT_GRACEFUL_SHUTDOWN.total_seconds()
+
+
+def test_the_cli_default_workflow_tasks_is_the_workers() -> None:
+    assert MAX_WORKFLOW_TASKS == DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS
 
 
 def test_the_console_script_exits_with_the_commands_code() -> None:
