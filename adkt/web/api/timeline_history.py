@@ -61,18 +61,18 @@ class ConversationHistory:
 async def read_history(client: Client, workflow_id: str) -> ConversationHistory | None:
     """The conversation's last runs (``MAX_RUNS``), oldest first; None when Temporal has none."""
     history = ConversationHistory()
-    runs = []
+    quoted = workflow_id.replace("\\", "\\\\").replace('"', '\\"')
+    runs = [run async for run in client.list_workflows(f'WorkflowId = "{quoted}"', limit=MAX_RUNS)]
+    # Visibility lags behind a run that just started: then the latest run, asked for by id alone.
+    run_ids: list[str | None] = [r.run_id for r in sorted(runs, key=lambda r: r.start_time)] or [None]
     try:
-        async for run in client.list_workflows(f'WorkflowId = "{workflow_id}"', limit=MAX_RUNS):
-            runs.append(run)
+        for run_id in run_ids:
+            fetched = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+            _read(fetched.events, history)
     except RPCError as e:
         if e.status != RPCStatusCode.NOT_FOUND:
             raise
-    if not runs:
         return None
-    for run in sorted(runs, key=lambda r: r.start_time):
-        fetched = await client.get_workflow_handle(workflow_id, run_id=run.run_id).fetch_history()
-        _read(fetched.events, history)
     return history
 
 
@@ -132,7 +132,8 @@ def enrich(turns: list[TimelineTurn], history: ConversationHistory) -> None:
     """Move model and tool bars to their activities' times, mark retries, add continue-as-new and
     trace ids. A bar is matched to the first unmatched activity of its kind inside its times."""
     free = sorted(history.activities, key=lambda a: a.scheduled)
-    for turn in turns:
+    starts = [t.start for t in turns[1:]] + [float("inf")]
+    for turn, next_start in zip(turns, starts, strict=True):
         spans: list[TimelineSpan] = []
         for span in turn.spans:
             spans.append(span)
@@ -152,8 +153,10 @@ def enrich(turns: list[TimelineTurn], history: ConversationHistory) -> None:
                 ))  # fmt: skip
         turn.spans = spans
         _fit_agents(turn)
-        accepted = [trace for at, trace in history.updates if turn.start - SLACK <= at <= turn.start + SLACK]
-        turn.trace_id = next((trace for trace in accepted if trace), None)
+        # The message that started the turn was accepted in the workflow task that began it, so
+        # after the turn's first event's time (that task's start); answers later in the turn follow it.
+        accepted = [trace for at, trace in history.updates if turn.start - SLACK <= at < next_start - SLACK]
+        turn.trace_id = accepted[0] if accepted else None
     for at in history.continued_as_new:
         before = [t for t in turns if t.end <= at + SLACK]
         if before:

@@ -37,7 +37,7 @@ class _NotRunning:
 
     namespace = "default"
 
-    def get_workflow_handle(self, workflow_id: str) -> _NotRunning:
+    def get_workflow_handle(self, workflow_id: str, run_id: str | None = None) -> _NotRunning:
         return self
 
     async def terminate(self, reason: str) -> None:
@@ -50,6 +50,9 @@ class _NotRunning:
         """A timeline asks for the conversation's runs: there are none."""
         return
         yield
+
+    async def fetch_history(self) -> None:  # ...and then for the latest run's history
+        raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")
 
 
 @dataclass

@@ -92,7 +92,9 @@ async def test_the_history_moves_bars_to_their_activities_and_adds_retries_and_c
                      failure="connection refused"),
         ],
         continued_as_new=[turn.end + 5],
-        updates=[(turn.start + 0.05, TRACE)],
+        # Accepted when the task that began the turn completed (a second later on a busy worker);
+        # the person's answer later in the turn came with a trace of its own.
+        updates=[(turn.start + 1.0, TRACE), (turn.start + 2.0, "0" * 32)],
     )  # fmt: skip
     enrich([turn], history)
     assert (model.start, model.attempts) == (pytest.approx(history.activities[0].scheduled), 1)
