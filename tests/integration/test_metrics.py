@@ -351,6 +351,8 @@ async def test_deploy_dashboard_and_rules_read_what_the_worker_exports(metrics: 
     endpoint under those names, once a workflow task has failed too (a workflow type no worker
     registered: its tasks fail until it is terminated). Ours are checked against
     adk_temporal/metrics.py (tests/unit/test_deploy_observability.py) and scraped by the tests above."""
+    # A turn of its own, so its activities are counted when this test runs alone.
+    w1.check_turn((await metrics.client.send(metrics.apps["w1"].name, "u", "deploy", w1.USER_MESSAGE)).events)
     handle = await metrics.client.client.start_workflow(
         "NoSuchWorkflow", id=f"deploy-names-{uuid.uuid4().hex[:6]}", task_queue=metrics.client.task_queue
     )

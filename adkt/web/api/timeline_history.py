@@ -48,6 +48,19 @@ class Activity:
     closed: float | None = None
     attempt: int = 1
     failure: str | None = None
+    agent: str | None = None
+    """From the activity's summary (workflows/summaries.py), when a codec does not hide it."""
+    tool: str | None = None
+
+    def fits(self, span: TimelineSpan) -> bool:
+        """Whether this activity can be ``span``'s: its kind, its agent and tool when the summary
+        names them, and inside the bar's event times."""
+        return (
+            self.kind == span.kind and self.closed is not None
+            and (self.agent is None or self.agent == span.agent)
+            and (self.tool is None or span.kind != "tool" or self.tool == span.name)
+            and span.start - SLACK <= self.scheduled and self.closed <= span.end + SLACK
+        )  # fmt: skip
 
 
 @dataclass
@@ -87,8 +100,10 @@ def _read(events: Sequence[HistoryEvent], into: ConversationHistory) -> None:
         if t == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             kind = KINDS.get(event.activity_task_scheduled_event_attributes.activity_type.name)
             if kind is not None:
-                scheduled[event.event_id] = Activity(kind, _seconds(event))
-                into.activities.append(scheduled[event.event_id])
+                made = Activity(kind, _seconds(event))
+                _named(made, _text(event.user_metadata.summary if event.HasField("user_metadata") else None))
+                scheduled[event.event_id] = made
+                into.activities.append(made)
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             started = event.activity_task_started_event_attributes
             if (activity := scheduled.get(started.scheduled_event_id)) is not None:
@@ -115,6 +130,28 @@ _CLOSED = {
 }
 
 
+def _text(payload: Payload | None) -> str | None:
+    """A string the default converter made (a codec's output is left alone)."""
+    if payload is None or payload.metadata.get("encoding") != b"json/plain":
+        return None
+    try:
+        value = json.loads(payload.data)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _named(activity: Activity, summary: str | None) -> None:
+    """The agent and tool a summary names: ``agent -> tool`` for a tool call, ``agent: ...`` for a
+    model call (workflows/runtime.py)."""
+    if not summary:
+        return
+    if activity.kind == "tool" and " -> " in summary:
+        activity.agent, activity.tool = summary.split(" -> ", 1)
+    elif activity.kind == "model" and ": " in summary:
+        activity.agent = summary.split(": ", 1)[0]
+
+
 def _trace_id(payload: Payload | None) -> str | None:
     """The trace id in a W3C ``traceparent`` (``00-<trace id>-<span id>-<flags>``) the caller's
     tracing interceptor put in the header; None without one, or when a codec hides it."""
@@ -139,8 +176,7 @@ def enrich(turns: list[TimelineTurn], history: ConversationHistory) -> None:
             spans.append(span)
             if span.kind not in ("model", "tool"):
                 continue
-            match = next((a for a in free if a.kind == span.kind and a.closed is not None
-                          and span.start - SLACK <= a.scheduled and a.closed <= span.end + SLACK), None)  # fmt: skip
+            match = next((a for a in free if a.fits(span)), None)
             if match is None:
                 continue  # run in the workflow (transfer_to_agent, inline tools) or history gone
             free.remove(match)

@@ -13,7 +13,7 @@ from adk_core import InMemorySessionService, Runner
 from adk_core.types import Content, Event, Part
 from adk_core.types.event import REQUEST_CONFIRMATION_FUNCTION
 from adkt.web.api.timeline import build_turns, totals
-from adkt.web.api.timeline_history import Activity, ConversationHistory, _trace_id, enrich
+from adkt.web.api.timeline_history import Activity, ConversationHistory, _named, _trace_id, enrich
 from tests.browser import dev_app
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -114,3 +114,22 @@ def test_a_trace_id_is_read_from_the_tracing_header_unless_a_codec_hides_it() ->
     assert _trace_id(Payload(metadata={"encoding": b"binary/encrypted"}, data=b"\x00")) is None
     assert _trace_id(Payload(metadata={"encoding": b"json/plain"}, data=b'{"traceparent": "garbage"}')) is None
     assert _trace_id(None) is None
+
+
+async def test_an_activity_goes_to_the_bar_its_summary_names() -> None:
+    """A tool that ran in the workflow (transfer_to_agent: no activity) must not take the next
+    tool's activity, however close in time: the summary names the agent and tool."""
+    events = await _teller_session()
+    [turn] = build_turns(events, now=events[-1].timestamp)
+    lookup = turn.spans[2]
+    other = Activity("tool", scheduled=lookup.start, started=lookup.start, closed=lookup.end)
+    _named(other, "teller -> send_money")
+    assert (other.agent, other.tool) == ("teller", "send_money") and not other.fits(lookup)
+    mine = Activity("tool", scheduled=lookup.start, started=lookup.start, closed=lookup.end)
+    _named(mine, "teller -> get_balance")
+    assert mine.fits(lookup)
+    model = Activity("model", scheduled=turn.spans[1].start, closed=turn.spans[1].end)
+    _named(model, "teller: send 50 to Ana (scripted)")
+    assert model.agent == "teller" and model.fits(turn.spans[1])
+    _named(unnamed := Activity("tool", scheduled=lookup.start, closed=lookup.end), None)  # a codec hid it
+    assert unnamed.fits(lookup)
