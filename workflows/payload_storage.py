@@ -65,8 +65,16 @@ class PostgresPayloadDriver(StorageDriver):
                 )
             rows.append({"sha256": hashlib.sha256(data).hexdigest(), "data": data, "size": len(data),
                          "create_time": time.time()})
+        # The same bytes stored again (content-addressed: without encryption, another conversation's
+        # identical value) are young again: retention (adk_core.sql.retention) keeps payloads younger
+        # than its age because the history that references a fresh store may not exist yet.
+        statement = insert(payloads)
+        statement = statement.on_conflict_do_update(
+            index_elements=["sha256"], set_={"create_time": statement.excluded.create_time}
+        )
         async with self._engine.begin() as conn:
-            await conn.execute(insert(payloads).on_conflict_do_nothing(index_elements=["sha256"]), rows)
+            # One row per key: DO UPDATE may not touch a row twice (two equal values in one call).
+            await conn.execute(statement, list({row["sha256"]: row for row in rows}.values()))
         return [StorageDriverClaim(claim_data={"sha256": row["sha256"]}) for row in rows]
 
     async def retrieve(

@@ -57,7 +57,11 @@ async def prune_payloads(engine: AsyncEngine, *, before: float, referenced: Coll
             )).scalars().all()
             unreferenced = [k for k in keys if k not in referenced]
             if unreferenced:
-                total += (await conn.execute(sa.delete(payloads).where(payloads.c.sha256.in_(unreferenced)))).rowcount or 0
+                # create_time checked again: a row stored again since it was read is young (READ
+                # COMMITTED re-checks a row a concurrent store updated) and waits for a later pass.
+                total += (await conn.execute(sa.delete(payloads).where(
+                    payloads.c.sha256.in_(unreferenced), payloads.c.create_time < before
+                ))).rowcount or 0
         if len(keys) < batch:
             break
         after = keys[-1]
