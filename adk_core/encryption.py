@@ -83,13 +83,13 @@ class KeyRing:
     def parse(cls, text: str, *, source: str) -> KeyRing:
         """``id:BASE64,...`` or one ``id:BASE64`` per line (newest first)."""
         keys: list[tuple[str, bytes]] = []
-        for entry in text.replace(",", "\n").splitlines():
-            entry = entry.split("#", 1)[0].strip()
-            if not entry:
-                continue
+        # Comments go first, line by line: a comment may hold commas (base64 holds neither '#' nor ',').
+        entries = [e.strip() for line in text.splitlines() for e in line.split("#", 1)[0].split(",")]
+        for number, entry in enumerate((e for e in entries if e), start=1):
             key_id, sep, encoded = entry.partition(":")
             if not sep:
-                raise ConfigurationError(f"{source}: {entry[:12]}... is not 'id:BASE64KEY'")
+                # Not echoed: it may be a key pasted without its id, and errors end up in logs.
+                raise ConfigurationError(f"{source}: entry {number} is not 'id:BASE64KEY' (an id, ':', then the key)")
             try:
                 key = base64.b64decode(encoded.strip(), validate=True)
             except binascii.Error:
