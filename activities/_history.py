@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
+from adk_core import telemetry
 from adk_core.flow.contents import build_contents
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.types import Content, Event
@@ -230,7 +231,8 @@ class RideAlongWriter:
     async def _commit(self, key: _Key, events: list[Event]) -> None:
         app_name, user_id, session_id = key
         stub = Session(id=session_id, app_name=app_name, user_id=user_id)
-        await self._sessions.append_events(stub, events)
+        with telemetry.start_span("adk.session.append_events", store_span_attributes(key, {"adk.events.count": len(events)})):
+            await self._sessions.append_events(stub, events)
 
     def _on_written(self, key: _Key, write: asyncio.Future[None]) -> None:
         if _failed(write):
@@ -252,3 +254,9 @@ class RideAlongWriter:
 def _failed(write: asyncio.Future[None]) -> bool:
     """Done without success (reading the exception also marks it retrieved: no asyncio warning)."""
     return write.done() and (write.cancelled() or write.exception() is not None)
+
+
+def store_span_attributes(key: _Key, extra: dict[str, object] | None = None) -> dict[str, object]:
+    """What a session-store span says: which conversation (never what it holds)."""
+    app_name, user_id, session_id = key
+    return {"gen_ai.conversation.id": session_id, "adk.app": app_name, "adk.user": user_id, **(extra or {})}

@@ -36,7 +36,7 @@ from adk_core.tools.lookup import find_tool
 from adk_temporal.metrics import ActivityMetrics, activity_metrics
 
 from . import contracts as c
-from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache
+from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache, store_span_attributes
 from .apps import AppRegistry
 from .compaction_activities import (
     SUMMARIZE_EVENTS,
@@ -185,7 +185,10 @@ class AdkActivities:
         key = input.key
         get = dict(app_name=key.app_name, user_id=key.user_id, session_id=key.session_id)
         # One event more than asked for tells where the loaded tail starts.
-        session = await self.sessions.get_session(**get, config=GetSessionConfig(num_recent_events=input.tail_events + 1))
+        with telemetry.start_span("adk.session.load", store_span_attributes((key.app_name, key.user_id, key.session_id))):
+            session = await self.sessions.get_session(
+                **get, config=GetSessionConfig(num_recent_events=input.tail_events + 1)
+            )
         created = False
         if session is None:
             if not input.create_if_missing:
@@ -374,6 +377,12 @@ class AdkActivities:
         if isinstance(call, c.ArtifactFileOp) and not call.filename:
             # Not retryable: the same input would fail again.
             raise ApplicationError(f"artifact op {call.op!r} needs a filename", type="InvalidInputError", non_retryable=True)
+        attributes = store_span_attributes((call.key.app_name, call.key.user_id, call.key.session_id), {"adk.artifact.op": call.op})
+        with telemetry.start_span(f"adk.artifacts.{call.op}", attributes):
+            return await self._artifact_call(call, key)
+
+    async def _artifact_call(self, call: c.ArtifactOp, key: dict[str, str]) -> c.ArtifactCallResult:
+        assert self.artifacts is not None  # checked by artifact_call
         try:
             match call:
                 case c.SaveArtifact():
@@ -399,6 +408,12 @@ class AdkActivities:
     async def memory_call(self, input: c.MemoryCallInput) -> c.MemoryCallResult:
         if self.memory is None:
             raise ApplicationError("this worker has no memory service configured", non_retryable=True)
+        attributes = store_span_attributes((input.key.app_name, input.key.user_id, input.key.session_id), {"adk.memory.op": input.op})
+        with telemetry.start_span(f"adk.memory.{input.op}", attributes):
+            return await self._memory_call(input)
+
+    async def _memory_call(self, input: c.MemoryCallInput) -> c.MemoryCallResult:
+        assert self.memory is not None  # checked by memory_call
         if input.op == "add_session":
             session = await self.sessions.get_session(
                 app_name=input.key.app_name, user_id=input.key.user_id, session_id=input.key.session_id

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adk_core import telemetry
 from adk_core.errors import AdkError
 from adk_core.flow.llm_flow import response_event_fields
 from adk_core.models.base import LlmResponse
@@ -176,13 +177,17 @@ class ChunkPublisher:
 
     async def _write(self, rows: list[dict[str, Any]]) -> None:
         stream_id = self._target.stream_id
+        with telemetry.start_span("adk.stream.write", {"adk.stream.id": stream_id, "adk.stream.rows": len(rows)}):
+            await self._write_rows(stream_id, rows)
+        await self._prune_now_and_then()
+
+    async def _write_rows(self, stream_id: str, rows: list[dict[str, Any]]) -> None:
         async with self._engine.begin() as conn:
             # Writers of one stream (parallel branches, a stale attempt) take turns, so ids commit
             # in id order within a stream and a reader's "id > last seen" never skips a row.
             await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_lock_key(stream_id))))
             await conn.execute(stream_chunks.insert().values(event=jsonb_param("event")), rows)
             await conn.execute(sa.select(sa.func.pg_notify(channel_name(stream_id), "")))
-        await self._prune_now_and_then()
 
     async def _prune_now_and_then(self) -> None:
         now = wall_clock()

@@ -10,8 +10,12 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 import sqlalchemy as sa
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adk_core import telemetry
 from adk_core.models.base import LlmResponse
 from adk_core.sql import migrate, postgres_url
 from adk_core.sql.schema import stream_chunks
@@ -63,6 +67,20 @@ async def test_the_activity_returns_complete_responses_and_the_follower_reads_pa
     async with engine.connect() as conn:
         left = await conn.scalar(sa.select(sa.func.count()).where(stream_chunks.c.stream_id == "s-order"))
     assert left == 0
+
+
+async def test_each_write_of_partials_is_a_span(engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A private provider, so this process's global tracing stays off for the other tests.
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(telemetry, "_tracer", provider.get_tracer("test"))
+    monkeypatch.setattr(telemetry, "tracing_enabled", lambda: True)
+    await complete_responses(_model(["a ", "b ", "c"]), ChunkPublisher(engine, _target("s-span"), attempt=1, author="a"))
+    writes = [s for s in exporter.get_finished_spans() if s.name == "adk.stream.write"]
+    assert writes, [s.name for s in exporter.get_finished_spans()]
+    assert all(s.attributes is not None and s.attributes["adk.stream.id"] == "s-span" for s in writes)
+    assert sum(s.attributes["adk.stream.rows"] for s in writes if s.attributes) == 4  # the start row and 3 partials
 
 
 async def test_rows_older_than_the_retention_are_pruned(engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -199,6 +199,12 @@ async def test_a_turn_is_one_trace_across_processes(
     known = {s.span_id for s in spans} | {start.context.span_id.to_bytes(8, "big")}
     orphans = [s.name for s in spans if s.parent_span_id not in known]
     assert not orphans, orphans
+    # The store's own spans, inside the activities that do them: the session read and the event writes.
+    loads = [s for s in spans if s.name == "adk.session.load"]
+    appends = [s for s in spans if s.name == "adk.session.append_events"]
+    assert loads and all(by_id[s.parent_span_id].name == "RunActivity:adk.load_session" for s in loads), names
+    assert appends and all(by_id[s.parent_span_id].name.startswith("RunActivity:adk.") for s in appends), names
+    assert sum(_attributes(s)["adk.events.count"] for s in appends) >= 8, names  # W1 stores 8 events
     # The engine's spans nest in the run: model call in agent in invocation in RunWorkflow.
 
     def ancestors(span: Any) -> list[str]:
