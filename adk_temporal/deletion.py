@@ -6,7 +6,12 @@
 Order matters. The workflows go first: terminated (so no activity of theirs writes again) and
 deleted with their histories. Their histories are read before that, for the large payloads they
 reference (``adk_payloads`` keys). Then one transaction (``adk_core.sql.erase``) removes the rows
-and those payloads. Each step deletes what is there and skips what is gone, so calling again after
+and those payloads, when they can only be theirs: rows are keyed by the SHA-256 of their bytes, so
+without encryption two conversations holding the same large value (a tool that returns the same
+document) share one row, and deleting it would break the other's replay. Without an encrypting
+codec those payloads are left to retention (``adkt retention``), which removes a row only once no
+kept history references it; with ``EncryptionCodec`` each stored value's bytes are unique (a fresh
+nonce every time), so they go at once. Each step deletes what is there and skips what is gone, so calling again after
 any failure finishes the job.
 
 Which workflows: a session's conversation (``adk-session/app/user/session``), its child workflows
@@ -33,6 +38,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.ids import escape_id_part, validate_id, validate_session_key
 from adk_core.sql.erase import erase_session, erase_user
+from adk_temporal.encryption import EncryptionCodec
 from adk_temporal.workflows.contracts import session_workflow_id
 
 MAX_ROUNDS = 5
@@ -53,6 +59,9 @@ class DeletionReport:
     """The workflow ids deleted (each with all its runs)."""
     rows: dict[str, int] = field(default_factory=dict)
     """Rows deleted per table."""
+    payloads_left_to_retention: int = 0
+    """Large payloads the deleted histories referenced but that may be shared with other
+    conversations (no encryption): retention removes them once nothing references them."""
 
 
 class DeletionIncompleteError(RuntimeError):
@@ -75,8 +84,9 @@ async def delete_session(
         f" OR WorkflowId STARTS_WITH {_quote(run_prefix)}"
     )
     workflows, keys = await _delete_workflows(client, [query], wait)
-    rows = await erase_session(engine, app_name, user_id, session_id, payload_keys=keys)
-    return DeletionReport(workflows=workflows, rows=rows)
+    own, left = _own_payloads(client, keys)
+    rows = await erase_session(engine, app_name, user_id, session_id, payload_keys=own)
+    return DeletionReport(workflows=workflows, rows=rows, payloads_left_to_retention=left)
 
 
 async def delete_user(
@@ -90,8 +100,17 @@ async def delete_user(
     by_id = f"WorkflowId STARTS_WITH {_quote('adk-session/' + parts)} OR WorkflowId STARTS_WITH {_quote('adk-run/' + parts)}"
     by_attributes = f"AdkApp = {_quote(app_name)} AND AdkUser = {_quote(user_id)}"
     workflows, keys = await _delete_workflows(client, [by_id, by_attributes], wait)
-    rows = await erase_user(engine, app_name, user_id, payload_keys=keys)
-    return DeletionReport(workflows=workflows, rows=rows)
+    own, left = _own_payloads(client, keys)
+    rows = await erase_user(engine, app_name, user_id, payload_keys=own)
+    return DeletionReport(workflows=workflows, rows=rows, payloads_left_to_retention=left)
+
+
+def _own_payloads(client: Client, keys: set[str]) -> tuple[set[str], int]:
+    """The payload keys a deletion may remove now, and how many it leaves to retention (the module's
+    docstring says why): all of them under ``EncryptionCodec``, none without it."""
+    if isinstance(client.data_converter.payload_codec, EncryptionCodec):
+        return keys, 0
+    return set(), len(keys)
 
 
 async def _delete_workflows(client: Client, queries: list[str], wait: bool) -> tuple[list[str], set[str]]:
@@ -170,7 +189,7 @@ async def _list_runs(client: Client, queries: list[str]) -> list[tuple[str, str,
     return [(w, r, s) for (w, r), s in found.items()]
 
 
-async def history_payload_keys(client: Client, workflow_id: str, run_id: str) -> set[str]:
+async def history_payload_keys(client: Client, workflow_id: str, run_id: str | None = None) -> set[str]:
     """The ``adk_payloads`` keys the run's history references (Temporal external-storage references,
     decoded with the client's codec when they are encrypted)."""
     try:
