@@ -156,6 +156,8 @@ class Sealer:
                 f"a stored value is encrypted with key {key_id!r}, which this process does not have; add it to "
                 f"{KEYS_ENV} (drop a key only once nothing encrypted with it is read)"
             )
+        if len(body) < NONCE_BYTES + 16:  # a nonce and GCM's 16-byte tag at the least
+            raise ConfigurationError(f"a stored value encrypted with key {key_id!r} is cut short: it was altered")
         try:
             return AESGCM(key).decrypt(body[:NONCE_BYTES], body[NONCE_BYTES:], kid)
         except InvalidTag:

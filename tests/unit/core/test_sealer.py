@@ -69,6 +69,9 @@ def test_tampering_is_refused() -> None:
         sealer(K1).open(bytes(blob))
     with pytest.raises(ConfigurationError, match="not in the sealed format"):
         sealer(K1).open(b"plain bytes")
+    whole = sealer(K1).seal(b"secret")
+    with pytest.raises(ConfigurationError, match="cut short"):  # not cryptography's bare ValueError
+        sealer(K1).open(whole[:-20])
 
 
 def test_stores_take_the_environments_keys_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
