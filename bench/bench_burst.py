@@ -52,6 +52,7 @@ WORKER_START_SECONDS = 180.0
 
 
 async def child(address: str, database_url: str, workflow_tasks: int | None, cache: int) -> None:
+    from _floor import SandboxedFloorWorkflow
     from bench_durable import FloorWorkflow, noop
 
     from adk_temporal.worker import build_worker, configure_logging
@@ -68,7 +69,8 @@ async def child(address: str, database_url: str, workflow_tasks: int | None, cac
         options["max_concurrent_workflow_tasks"] = workflow_tasks
     async with open_services(database_url) as services:
         worker = build_worker(
-            client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow], activities=[noop], **services, **options
+            client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
+            activities=[noop], **services, **options
         )
         async with worker:
             print(READY, flush=True)
@@ -163,9 +165,11 @@ async def burst(n: int, one: Any, timeout: float) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from _floor import SandboxedFloorWorkflow
     from _stack import bench_stack
     from bench_durable import FloorWorkflow
 
+    import adkt.client
     from adkt.client import AdkClient, connect
     from examples import w1
 
@@ -175,6 +179,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "max_cached_workflows": args.cache, "burst_timeout_seconds": args.burst_timeout, "python": sys.version.split()[0], "cpus": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
     }
+    if args.failure_check_seconds is not None:
+        # How often each waiting send asks Temporal whether its workflow task keeps failing: with
+        # N sends in flight that is N / this history reads a second on the server.
+        adkt.client.TASK_FAILURE_CHECK_SECONDS = args.failure_check_seconds
+    results["failure_check_seconds"] = adkt.client.TASK_FAILURE_CHECK_SECONDS
     log_dir = args.out.parent
     async with bench_stack() as stack:
         client = await connect(stack.temporal.address)
@@ -198,14 +207,26 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         FloorWorkflow.run, 0, id=f"burst-floor-{tag}-{i}", task_queue=TASK_QUEUE)
                     assert got == 7, got
 
+                async def sandboxed_floor(i: int, tag: str = tag) -> None:
+                    got = await client.execute_workflow(
+                        SandboxedFloorWorkflow.run, 0, id=f"burst-floor-sbx-{tag}-{i}", task_queue=TASK_QUEUE)
+                    assert got == 7, got
+
                 print(f"round {r + 1}: W1 burst of {args.conversations}...", flush=True)
                 session = await burst(args.conversations, w1_turn, args.burst_timeout)
                 print(json.dumps(session), flush=True)
                 print(f"round {r + 1}: floor burst of {args.conversations}...", flush=True)
                 floor_result = await burst(args.conversations, floor, args.burst_timeout)
                 print(json.dumps(floor_result), flush=True)
-                rounds.append({"session": session, "floor": floor_result,
-                               "throughput_ratio": round(session["per_second"] / floor_result["per_second"], 3)})
+                entry = {"session": session, "floor": floor_result,
+                         "throughput_ratio": round(session["per_second"] / floor_result["per_second"], 3)}
+                if args.sandboxed_floor:
+                    print(f"round {r + 1}: sandboxed floor burst of {args.conversations}...", flush=True)
+                    entry["floor_sandboxed"] = await burst(args.conversations, sandboxed_floor, args.burst_timeout)
+                    print(json.dumps(entry["floor_sandboxed"]), flush=True)
+                    entry["throughput_ratio_to_sandboxed_floor"] = round(
+                        session["per_second"] / entry["floor_sandboxed"]["per_second"], 3)
+                rounds.append(entry)
             results["rounds"] = rounds
             results["throughput_ratio"] = round(
                 sum(r["session"]["per_second"] for r in rounds) / sum(r["floor"]["per_second"] for r in rounds), 3)
@@ -227,6 +248,10 @@ def main() -> None:
     parser.add_argument("--cache", type=int, default=2000, help="the workers' max_cached_workflows")
     parser.add_argument("--burst-timeout", type=float, default=600.0,
                         help="seconds a burst may take; what has not finished then is cancelled and counted")
+    parser.add_argument("--sandboxed-floor", action="store_true",
+                        help="also a burst of the floor run in the sandbox, as W1 is (BenchFloorSandboxedWorkflow)")
+    parser.add_argument("--failure-check-seconds", type=float, default=None,
+                        help="adkt.client.TASK_FAILURE_CHECK_SECONDS for this run (default: the client's)")
     parser.add_argument("--out", type=Path, default=RESULTS / "burst.json")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
