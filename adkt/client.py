@@ -15,7 +15,7 @@ import contextlib
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from temporalio.api.common.v1 import WorkflowExecution
@@ -71,6 +71,10 @@ T = TypeVar("T")
 _TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.RESOURCE_EXHAUSTED,
               RPCStatusCode.CANCELLED, RPCStatusCode.ABORTED, RPCStatusCode.UNKNOWN}
 TASK_FAILURE_CHECK_SECONDS = 5.0
+"""A waiting send first asks whether its workflow task keeps failing after this long..."""
+TASK_FAILURE_CHECK_MAX_SECONDS = 60.0
+"""...then twice as long each time, up to this: every check reads the workflow's history on the
+server, and 1,000 sends waiting in a burst checking every 5 s were 200 reads a second (issue 21)."""
 FOLLOW_LIVENESS_POLLS = 20
 """While following a queued turn, check this often (in polls) that the conversation still runs."""
 READ_BACK_ROUNDS = 5
@@ -663,11 +667,12 @@ def _update_error(error: WorkflowUpdateFailedError) -> AdkError:
 
 
 async def _watching_task_failures(call: Awaitable[T], client: Client, workflow_id: str) -> T:
-    """Await ``call``; every few seconds check whether the workflow's task keeps failing."""
+    """Await ``call``; now and then (failure_check_delays) check whether the workflow's task keeps failing."""
     task = asyncio.ensure_future(call)
+    delays = failure_check_delays()
     try:
         while True:
-            done, _ = await asyncio.wait([task], timeout=TASK_FAILURE_CHECK_SECONDS)
+            done, _ = await asyncio.wait([task], timeout=next(delays))
             if done:
                 return task.result()
             reason = await workflow_task_failure(client, workflow_id)
@@ -680,6 +685,15 @@ async def _watching_task_failures(call: Awaitable[T], client: Client, workflow_i
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def failure_check_delays() -> Iterator[float]:
+    """Seconds between a waiting send's checks for a failing workflow task: a task that fails on
+    its code does so at once, so the first check comes soon; later ones back off."""
+    delay = TASK_FAILURE_CHECK_SECONDS
+    while True:
+        yield delay
+        delay = min(delay * 2, TASK_FAILURE_CHECK_MAX_SECONDS)
 
 
 async def workflow_task_failure(client: Client, workflow_id: str) -> str | None:

@@ -74,3 +74,22 @@ async def test_transport_errors_stop_being_retried_after_retry_seconds() -> None
     with pytest.raises(RPCError):
         await _client(retry_seconds=0.3)._retrying(call, _FakeHandle(), busy=busy)  # type: ignore[arg-type]
     assert 1 < len(calls) < 20
+
+
+def test_a_waiting_send_checks_for_failing_tasks_soon_then_less_and_less_often() -> None:
+    import itertools
+
+    from adkt.client import TASK_FAILURE_CHECK_MAX_SECONDS, TASK_FAILURE_CHECK_SECONDS, failure_check_delays
+
+    delays = list(itertools.islice(failure_check_delays(), 8))
+    assert delays[0] == TASK_FAILURE_CHECK_SECONDS  # a task failing on its code is reported soon
+    assert delays == sorted(delays) and delays[1] == 2 * delays[0]
+    assert delays[-1] == TASK_FAILURE_CHECK_MAX_SECONDS
+    # A send waiting 120 s (a burst) reads the history 4 times, not 24 (issue 21).
+    waited, checks = 0.0, 0
+    for delay in failure_check_delays():
+        waited += delay
+        if waited > 120:
+            break
+        checks += 1
+    assert checks == 4
