@@ -84,7 +84,7 @@ async def start_workers(args: argparse.Namespace, address: str, database_url: st
                "--cache", str(args.cache)]
         if args.workflow_tasks is not None:
             cmd += ["--workflow-tasks", str(args.workflow_tasks)]
-        log = open(log_dir / f"burst-worker-{n}.log", "w")  # noqa: SIM115 - closed with the process
+        log = open(log_dir / f"{args.out.stem}-worker-{n}.log", "w")  # noqa: SIM115 - closed with the process
         proc = await asyncio.create_subprocess_exec(*cmd, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=log)
         proc.log = log  # type: ignore[attr-defined]
         procs.append(proc)
@@ -233,7 +233,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             results["goal"] = ">= 0.95"
         finally:
             await stop_workers(procs)
-        results["worker_log"] = warnings_in([log_dir / f"burst-worker-{n}.log" for n in range(args.workers)])
+        results["worker_log"] = warnings_in([log_dir / f"{args.out.stem}-worker-{n}.log" for n in range(args.workers)])
     results["load_average_at_end"] = os.getloadavg()
     return results
 
