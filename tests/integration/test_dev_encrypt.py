@@ -18,8 +18,9 @@ import pytest
 from adk_temporal.workflows import session_workflow_id
 from adkt.embedded.temporal import temporal_binary
 from examples.w1 import EXPECTED_FINAL_TEXT, USER_MESSAGE
+from tests.integration.processes import stop_process, wait_until
 from tests.integration.test_encryption import _payloads, _plain_text
-from tests.integration.test_newcomer_path import REPO, _adkt, _stop, _wait_for
+from tests.integration.test_newcomer_path import REPO, _adkt
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,7 @@ async def test_dev_encrypt_encrypts_and_the_ui_decodes_through_its_codec_server(
                 cwd=tmp_path, log=log)  # fmt: skip
     state_file = tmp_path / ".adk" / "dev.json"
     try:
-        await _wait_for(state_file.exists, "adkt dev --encrypt", [dev], [log])
+        await wait_until(state_file.exists, "adkt dev --encrypt", timeout=120, procs=[dev], logs=[log])
         state = json.loads(state_file.read_text())
         keys = Path(state["encryption_keys_file"])
         assert keys.parent == tmp_path / ".adk" and stat.S_IMODE(keys.stat().st_mode) == 0o600
@@ -60,4 +61,4 @@ async def test_dev_encrypt_encrypts_and_the_ui_decodes_through_its_codec_server(
         text = "".join(base64.b64decode(p["data"]).decode("utf-8", "replace") for p in decoded.json()["payloads"])
         assert "look up x" in text.lower()
     finally:
-        _stop(dev)
+        stop_process(dev)
