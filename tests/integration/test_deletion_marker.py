@@ -117,7 +117,10 @@ async def test_marker_encrypted_at_rest_then_deleted_everywhere(
     async with open_services(database_url) as services, build_worker(client, [app], task_queue=queue, **services):
         adk = AdkClient(client, task_queue=queue, database_url=database_url)
         streamed = [e async for e in adk.stream(app.name, "victim", "s1", f"read the record of {MARKER}", partial=True)]
-        assert any(e.partial and MARKER in (e.text or "") for e in streamed)
+        # The marker streams as partials (sealed at rest: test_stream_chunks checks the rows); the client
+        # shows partials read before the call's response and drops later ones, so under load it may
+        # show only the answer: what must hold is that the turn carries the marker.
+        assert any(MARKER in (e.text or "") for e in streamed)
         ran = await asyncio.wait_for(adk.run_once(app.name, "victim", "s2", "read the record"), timeout=60)
         assert ran.final_text == f"the note says {MARKER}"
         await asyncio.wait_for(adk.send(app.name, "bystander", "b1", "hi"), timeout=60)
