@@ -192,6 +192,9 @@ async def _delete(app_name: str, user: str, session_id: str | None, database_url
     rows = ", ".join(f"{table} {count}" for table, count in report.rows.items() if count) or "none"
     what = f"session {session_id!r} of user {user!r}" if session_id else f"user {user!r}"
     out.print(f"deleted {what} in app {app_name!r}: {len(report.workflows)} workflow(s); rows: {rows}", markup=False)
+    if report.histories_pending:
+        out.print(f"Temporal is still removing the histories of {len(report.histories_pending)} workflow(s) (terminated; "
+                  f"their deletion is accepted): {', '.join(report.histories_pending[:5])}", markup=False)
     if report.payloads_left_to_retention:
         out.print(f"{report.payloads_left_to_retention} large payload(s) left to retention: without encryption they "
                   "may be shared with other conversations (docs/security.md, 'Deleting a session or a user')",

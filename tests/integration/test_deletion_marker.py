@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
+from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.artifacts.sql import DatabaseArtifactService
@@ -104,6 +105,19 @@ def _shown(server: TemporalDevServer, workflow_id: str) -> subprocess.CompletedP
     )
 
 
+async def _until_gone(client, workflow_id: str, timeout: float = 180) -> None:  # noqa: ANN001
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            await client.get_workflow_handle(workflow_id).describe()
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                return
+            raise
+        assert asyncio.get_running_loop().time() < deadline, f"{workflow_id}'s history is still there after {timeout} s"
+        await asyncio.sleep(0.5)
+
+
 async def test_marker_encrypted_at_rest_then_deleted_everywhere(
     temporal_server: TemporalDevServer, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,6 +165,8 @@ async def test_marker_encrypted_at_rest_then_deleted_everywhere(
         report = await asyncio.wait_for(delete_user(client, services["session_service"].engine, app.name, "victim"),
                                         timeout=120)  # fmt: skip
         conversation = session_workflow_id(app.name, "victim", "s1")
+        for workflow_id in report.histories_pending:  # a busy dev server may take longer than the wait
+            await _until_gone(client, workflow_id)
         assert conversation in report.workflows and any(w.startswith("adk-run/") for w in report.workflows)
         assert report.rows["adk_payloads"] >= 1  # the large tool results only the victim's runs referenced
         again = await delete_user(client, services["session_service"].engine, app.name, "victim")
