@@ -16,6 +16,18 @@ import pytest
 
 from tests.integration.conftest import durable_stack  # noqa: F401  (the fixture, reused)
 
+EXPECT_TIMEOUT_MS = 20_000
+"""How long playwright's expect() waits by default (its own default is 5 s): a page on a loaded 2-core
+machine, right after chromium's cold start, can take longer than that, and a bounded wait that
+passes sooner costs nothing."""
+
+
+@pytest.fixture(autouse=True)
+def _patient_expect() -> None:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+
 
 @pytest.fixture
 def chromium() -> str:
