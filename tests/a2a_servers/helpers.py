@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +44,24 @@ async def serving(app: Any, port: int | None = None) -> AsyncIterator[str]:
         server.should_exit = True
         server.force_exit = True  # open SSE streams would hold a graceful stop
         await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), timeout=10)
+        await _end_a2a_leftovers()
+
+
+async def _end_a2a_leftovers() -> None:
+    """End here, on this loop's thread, what the a2a-sdk left running when its server stopped (its
+    task producers). Left alone, a producer is finalized whenever the garbage collector runs, in
+    whatever thread that is: a Temporal workflow thread of the same process then blocked in the
+    producer's queue shutdown, and the worker (and the session's teardown) never stopped."""
+    def from_a2a(task: asyncio.Task[Any]) -> bool:
+        code = getattr(task.get_coro(), "cr_code", None)
+        return code is not None and f"{os.sep}a2a{os.sep}" in code.co_filename
+
+    leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and from_a2a(t)]
+    for leftover in leftovers:
+        leftover.cancel()
+    if leftovers:
+        await asyncio.wait(leftovers, timeout=5)
+    gc.collect()  # coroutines dropped without a task are finalized now, on this thread
 
 
 @dataclass
