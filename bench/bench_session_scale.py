@@ -127,10 +127,13 @@ async def measure(service: DatabaseSessionService, sessions: dict[str, Any], rou
 
 
 async def explain_last(service: DatabaseSessionService, session_id: str) -> str:
-    from adk_core.sessions.sql._statements import get_session_with_events
+    # The shape of the store's "last N events" read (newest first by seq, on the session's index),
+    # written from the public table so the bench does not reach into the store's private statements.
+    from adk_core.sql.schema import events
 
-    statement = get_session_with_events(through=False, after=False, last_n=True).params(
-        app=APP, user=USER, sid=session_id, n=LAST)
+    statement = (sa.select(events.c.seq, events.c.event)
+                 .where(events.c.app_name == APP, events.c.user_id == USER, events.c.session_id == session_id)
+                 .order_by(events.c.seq.desc()).limit(LAST))  # fmt: skip
     sql = str(statement.compile(dialect=service.engine.dialect, compile_kwargs={"literal_binds": True}))
     async with service.engine.connect() as conn:
         rows = await conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS) " + sql)
