@@ -296,11 +296,13 @@ class HttpModel:
             redact(text, secret), retryable=True, provider=self.provider, error_type="transport"
         )
 
-    async def _post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+    async def _request(self, method: str, url: str, headers: dict[str, str], body: dict[str, Any] | None = None
+                       ) -> httpx.Response:  # fmt: skip
+        """One request in its HTTP client span; a transport failure or an error status is a ModelError."""
         secret = self._key(required=False)
-        with telemetry.http_client_span("POST", url, self.provider) as span:
+        with telemetry.http_client_span(method, url, self.provider) as span:
             try:
-                response = await self._client().post(url, json=body, headers=headers)
+                response = await self._client().request(method, url, json=body, headers=headers)
             except httpx.TransportError as exc:
                 raise self._transport_error(exc, secret) from exc
             telemetry.set_attributes(span, {"http.response.status_code": response.status_code})
@@ -308,6 +310,10 @@ class HttpModel:
             raise status_error(
                 response.status_code, _body(response), response.headers, provider=self.provider, secret=secret
             )
+        return response
+
+    async def _post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        response = await self._request("POST", url, headers, body)
         try:
             return response.json()
         except ValueError as exc:
@@ -320,17 +326,8 @@ class HttpModel:
             ) from exc
 
     async def _get_json(self, url: str, headers: dict[str, str]) -> Any:
+        response = await self._request("GET", url, headers)
         secret = self._key(required=False)
-        with telemetry.http_client_span("GET", url, self.provider) as span:
-            try:
-                response = await self._client().get(url, headers=headers)
-            except httpx.TransportError as exc:
-                raise self._transport_error(exc, secret) from exc
-            telemetry.set_attributes(span, {"http.response.status_code": response.status_code})
-        if not response.is_success:
-            raise status_error(
-                response.status_code, _body(response), response.headers, provider=self.provider, secret=secret
-            )
         try:
             data = response.json()
         except ValueError as exc:
