@@ -77,7 +77,7 @@ async def delete_session(
     """Delete one session: its workflows (and the large payloads only they reference), then its rows.
 
     ``wait``: return only once Temporal has removed the histories (it deletes them in the background:
-    seconds, up to about 20 s on the dev server; at most HISTORY_WAIT); False returns once Temporal
+    milliseconds on the embedded dev server, 10-55 s on a stock one; at most HISTORY_WAIT); False returns once Temporal
     has accepted each deletion (the workflows are terminated by then)."""
     validate_session_key(app_name, user_id, session_id)
     conversation = session_workflow_id(app_name, user_id, session_id)

@@ -161,7 +161,7 @@ async def test_marker_encrypted_at_rest_then_deleted_everywhere(
             await rotated.close()
             await artifacts.close()
 
-        # Waits until Temporal has removed the histories (seconds; on a busy dev server up to ~20 s).
+        # Waits until Temporal has removed the histories (milliseconds with the embedded server's settings).
         report = await asyncio.wait_for(delete_user(client, services["session_service"].engine, app.name, "victim"),
                                         timeout=120)  # fmt: skip
         conversation = session_workflow_id(app.name, "victim", "s1")
