@@ -139,15 +139,28 @@ async def test_a_branch_child_workflow_fails_instead_of_retrying_its_task(durabl
     app = durable_stack.register(App(name=f"branch_{uuid.uuid4().hex[:6]}", root_agent=fan, plugins=[_ListsInBranches()]))
     client = durable_stack.client
 
+    parent = session_workflow_id(app.name, "u", "s")
     with pytest.raises(TurnFailedError) as failed:
-        await asyncio.wait_for(client.send(app.name, "u", "s", "hi"), timeout=30)
+        try:
+            await asyncio.wait_for(client.send(app.name, "u", "s", "hi"), timeout=30)
+        except TimeoutError:  # say where it waits: a workflow task failing again and again, or what else
+            pytest.fail(f"no answer in 30 s: {await _what_each_workflow_did(client, parent)}")
 
     assert "list_sessions" in failed.value.reason
-    parent = session_workflow_id(app.name, "u", "s")
     branches = [w async for w in client.client.list_workflows(f"WorkflowType = 'AgentBranchWorkflow' AND WorkflowId STARTS_WITH '{parent}/'")]
     assert branches, "the branch ran as a child workflow"
     for branch in branches:
         assert not _worker_failures(await client.client.get_workflow_handle(branch.id, run_id=branch.run_id).fetch_history())
+
+
+async def _what_each_workflow_did(client: Any, parent: str) -> dict[str, Any]:
+    found = [w async for w in client.client.list_workflows(f"WorkflowId STARTS_WITH '{parent}'")]
+    said: dict[str, Any] = {}
+    for w in found:
+        history = await client.client.get_workflow_handle(w.id, run_id=w.run_id).fetch_history()
+        said[w.id] = {"status": w.status, "task failures": _worker_failures(history)[:2],
+                      "last events": [e.event_type for e in history.events[-5:]]}  # fmt: skip
+    return said
 
 
 async def test_run_once_fails_with_the_message(durable_stack: DurableStack) -> None:
