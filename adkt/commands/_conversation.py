@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 POLLER_FRESH = timedelta(seconds=90)
 """A worker long-polls for up to a minute, then polls again, so a live one was seen within this;
 Temporal lists pollers for minutes after they went away, so older ones are not counted."""
+COMMAND_STACK_GRACE = timedelta(seconds=1)
+"""How long the worker of a command's own embedded stack lets in-flight activities run when it stops."""
 
 
 @dataclass
@@ -93,7 +95,10 @@ async def open_connection(
     err.print("[dim]no Temporal configured and no `adkt dev` running: starting an embedded stack for this command[/]")
     log_worker_to_file(settings)
     try:
-        async with embedded_stack([app], settings, database_url=target.database_url) as stack:
+        # This Temporal is in memory and stops with the command: letting a tool that is mid-way finish
+        # for 30 s after a Ctrl-C only keeps the user waiting (its result would go nowhere).
+        async with embedded_stack([app], settings, database_url=target.database_url,
+                                  graceful_shutdown=COMMAND_STACK_GRACE) as stack:
             yield Connection(stack.client, name, spec, "embedded", stack.temporal.namespace, stack.database_url,
                              settings=settings)  # fmt: skip
     except asyncio.CancelledError:  # Ctrl-C: stopping the servers takes a few seconds; say so at once

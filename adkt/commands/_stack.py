@@ -11,11 +11,12 @@ import contextlib
 import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from adk_core import App
-from adk_temporal.worker import AdkWorker, build_worker
+from adk_temporal.worker import DEFAULT_GRACEFUL_SHUTDOWN, AdkWorker, build_worker
 from adkt.client import AdkClient, connect
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
@@ -59,10 +60,12 @@ async def embedded_stack(
     postgres_dir: Path | None = None,
     temporal_args: Sequence[str] = (),
     eval_suites: Sequence[str] = (),
+    graceful_shutdown: timedelta = DEFAULT_GRACEFUL_SHUTDOWN,
 ) -> AsyncIterator[Stack]:
     """Start Temporal (headless and in memory unless `ui_port` / `temporal_dir`), an embedded Postgres
     (unless `database_url`), migrations and a worker for `apps`; stop all of it, in reverse, on exit.
-    `eval_suites`: the modules whose eval suites the worker may import (build_worker)."""
+    `eval_suites`: the modules whose eval suites the worker may import (build_worker).
+    `graceful_shutdown`: how long the worker lets in-flight activities finish when the stack stops."""
     temporal = TemporalDevServer(
         port=port, ui_port=ui_port or 0, headless=ui_port is None, data_dir=temporal_dir,
         extra_args=(*TEMPORAL_DEV_ARGS, *temporal_args),
@@ -86,7 +89,7 @@ async def embedded_stack(
 
         def build(served: Sequence[App]) -> AdkWorker:
             return build_worker(client, served, task_queue=settings.task_queue, serve_eval_suites=True,
-                                eval_suites=eval_suites, **services)
+                                eval_suites=eval_suites, graceful_shutdown=graceful_shutdown, **services)
 
         worker = build(apps)
         running = Stack(temporal, url, AdkClient(client, task_queue=settings.task_queue, database_url=url), worker,
