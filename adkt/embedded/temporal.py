@@ -101,7 +101,7 @@ class TemporalDevServer(_ServerProcess):
         ip: address to bind the frontend and UI to.
         extra_args: more `start-dev` arguments; TEMPORAL_DEV_ARGS by default.
         startup_timeout: seconds to wait for the server to answer.
-        stop_timeout: seconds between SIGTERM and SIGKILL.
+        stop_timeout: seconds between SIGTERM and SIGKILL (a server with a data_dir; one in memory is killed).
     """
 
     def __init__(
@@ -209,5 +209,8 @@ class TemporalDevServer(_ServerProcess):
             )
 
     def _stop_steps(self) -> list[tuple[signal.Signals, float]]:
+        if self.data_dir is None:
+            # In memory, nothing is left to save: its graceful shutdown took 1.1 s of every `adkt run`.
+            return []
         # SIGTERM lets the dev server close its SQLite file cleanly.
         return [(signal.SIGTERM, self._stop_timeout)]

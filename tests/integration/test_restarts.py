@@ -11,6 +11,11 @@ across a restart), and a worker built by adk_temporal.worker.build_worker with t
 from __future__ import annotations
 
 import asyncio
+import time
+T0=[0.0]
+W0=[0.0]
+def _t(msg):
+    print(f'[{time.monotonic()-T0[0]:7.2f}] {msg}', flush=True)
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -72,6 +77,7 @@ async def _converse_through(adk: AdkClient, app: App, restart: Callable[[], Coro
             result = await asyncio.wait_for(adk.send(app.name, "u", session_id, f"message {turn}"), TURN_TIMEOUT)
             in_flight -= 1
             answers[session_id].append(result.final_text)
+            _t(f'turn done {session_id} {turn}')
             done += 1
             if done >= RESTART_AFTER_TURNS:
                 enough.set()
@@ -80,7 +86,7 @@ async def _converse_through(adk: AdkClient, app: App, restart: Callable[[], Coro
     try:
         await asyncio.wait_for(enough.wait(), timeout=60)
         sent_before = in_flight
-        await restart()
+        _t('restart begin'); await restart(); _t('restart end')
         assert done < CONVERSATIONS * TURNS, "every turn finished before the restart: nothing ran into it"
         assert sent_before > 0
         await asyncio.gather(*runs)
@@ -131,6 +137,7 @@ async def _worker(client_address: str, namespace: str, app: App, database_url: s
 
 
 async def test_postgres_restarted_mid_run(temporal_server: TemporalDevServer, tmp_path: Path) -> None:
+    T0[0]=time.monotonic()
     first = EmbeddedPostgres(tmp_path / "postgres", durable=False)
     await first.start()
     servers = [first]
@@ -141,15 +148,16 @@ async def test_postgres_restarted_mid_run(temporal_server: TemporalDevServer, tm
         adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
 
         async def restart() -> None:
-            await first.stop()
+            _t('stop'); await first.stop(); _t('stopped')
             await asyncio.sleep(POSTGRES_DOWN_SECONDS)
+            _t('start')
             again = EmbeddedPostgres(tmp_path / "postgres", port=first.port, durable=False)
             servers.append(again)
             await again.start()
 
         async with _worker(temporal_server.address, temporal_server.namespace, app, database_url, task_queue):
             answers = await _converse_through(adk, app, restart)
-        await _check_stored(database_url, app, answers)
+        _t('worker down'); await _check_stored(database_url, app, answers); _t('checked')
         assert await _retried_activities(adk, app, list(answers)) > 0, "no activity ran into the outage"
     finally:
         for server in servers:
@@ -157,6 +165,7 @@ async def test_postgres_restarted_mid_run(temporal_server: TemporalDevServer, tm
 
 
 async def test_temporal_restarted_mid_run(database_url: str, tmp_path: Path) -> None:
+    T0[0]=time.monotonic(); W0[0]=time.time()
     first = TemporalDevServer(port=0, headless=True, data_dir=tmp_path / "temporal", extra_args=TEMPORAL_DEV_ARGS)
     await first.start()
     servers = [first]
@@ -166,8 +175,9 @@ async def test_temporal_restarted_mid_run(database_url: str, tmp_path: Path) -> 
         adk = AdkClient(await connect(first.address, namespace=first.namespace), task_queue=task_queue)
 
         async def restart() -> None:
-            await first.stop()
+            _t('stop'); await first.stop(); _t('stopped')
             await asyncio.sleep(TEMPORAL_DOWN_SECONDS)
+            _t('start')
             again = TemporalDevServer(
                 port=first.port, headless=True, data_dir=tmp_path / "temporal", extra_args=TEMPORAL_DEV_ARGS
             )
@@ -176,7 +186,19 @@ async def test_temporal_restarted_mid_run(database_url: str, tmp_path: Path) -> 
 
         async with _worker(first.address, first.namespace, app, database_url, task_queue):
             answers = await _converse_through(adk, app, restart)
-        await _check_stored(database_url, app, answers)
+        from temporalio.api.enums.v1 import EventType
+        for sid in answers:
+            h = await adk.client.get_workflow_handle(session_workflow_id(app.name, "u", sid)).fetch_history()
+            print('---', sid)
+            for e in h.events:
+                t = e.event_time.ToDatetime().timestamp() - W0[0]
+                extra = ''
+                if e.HasField('activity_task_started_event_attributes'): extra = f'attempt={e.activity_task_started_event_attributes.attempt}'
+                if e.HasField('workflow_task_timed_out_event_attributes'): extra = str(e.workflow_task_timed_out_event_attributes.timeout_type)
+                if e.HasField('workflow_task_failed_event_attributes'): extra = str(e.workflow_task_failed_event_attributes.cause) + ' ' + e.workflow_task_failed_event_attributes.failure.message[:100]
+                if e.HasField('activity_task_scheduled_event_attributes'): extra = e.activity_task_scheduled_event_attributes.activity_type.name
+                print(f'  {t:7.2f} {e.event_id:3d} {EventType.Name(e.event_type)} {extra}')
+        _t('worker down'); await _check_stored(database_url, app, answers); _t('checked')
     finally:
         for server in servers:
             await server.stop()

@@ -159,25 +159,21 @@ async def test_a_project_with_its_own_workflows_activities_and_worker(tmp_path: 
         await wait_until(state_file.exists, "adkt dev", timeout=120, procs=[dev], logs=[dev_log])
         state = json.loads(state_file.read_text())
 
-        # adkt run: through the dev stack's worker.
-        run = await _adkt(project, "run", "agent.py", "hi", "--json")
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert json.loads(run.stdout)["final_text"] == "I said HELLO"
-
-        # adkt eval: the project's cases, in-process.
-        evaluated = await _adkt(project, "eval", "run", "agent:cases")
-        assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
-        assert "shouts" in evaluated.stdout
-
-        # adkt worker: a second worker for the agent, on a queue of its own.
+        # Side by side (each waits on its own process start): adkt run through the dev stack's worker,
+        # adkt eval on the project's cases in-process, a second worker for the agent on a queue of its
+        # own (adkt worker), and the user's own worker.py serving the agent and the user's workflow.
         worker, worker_log = start("adkt-worker", [ADKT, "worker", "--app", "agent:app", "--task-queue", "adkt-queue",
                                                    "--address", state["address"], "--database-url",
                                                    state["database_url"]])  # fmt: skip
-        await wait_until(lambda: "worker for greeter" in worker_log.read_text(), "adkt worker", timeout=120, procs=[worker], logs=[worker_log])
-
-        # The user's own worker.py serves the agent and the user's own workflow on one worker.
         own, own_log = start("own-worker", [sys.executable, "worker.py"], TEMPORAL_ADDRESS=state["address"],
                              ADK_DATABASE_URL=state["database_url"])  # fmt: skip
+        run, evaluated = await asyncio.gather(_adkt(project, "run", "agent.py", "hi", "--json"),
+                                              _adkt(project, "eval", "run", "agent:cases"))  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert json.loads(run.stdout)["final_text"] == "I said HELLO"
+        assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+        assert "shouts" in evaluated.stdout
+        await wait_until(lambda: "worker for greeter" in worker_log.read_text(), "adkt worker", timeout=120, procs=[worker], logs=[worker_log])
         await wait_until(lambda: "user worker polling" in own_log.read_text(), "the user's worker", timeout=120, procs=[own], logs=[own_log])
 
         client = await connect(state["address"], namespace=state["namespace"])
