@@ -1,6 +1,7 @@
 """Compaction under the durable runtime (SessionWorkflow on a real dev server, sessions in real
-Postgres): the same contents as in-process for a 200-turn conversation, bounded model input, the
-full event log kept, and one compaction event however the summarizing step is retried."""
+Postgres): the same contents as in-process for a long conversation (100 turns, 20 compactions; the
+in-process test in tests/unit/compaction runs 200), bounded model input, the full event log kept,
+and one compaction event however the summarizing step is retried."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, com
 from adk_core.errors import ModelError
 from adk_core.models.base import LlmRequest
 from tests.integration.conftest import DurableStack
-from tests.unit.compaction.conversation import INTERVAL, TURNS, make_app, question, request_text
+
+TURNS = 100
+from tests.unit.compaction.conversation import INTERVAL, make_app, question, request_text
 
 pytestmark = pytest.mark.integration
 
