@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -318,13 +319,14 @@ def test_sessions_list_with_nothing_run_yet_says_so(tmp_path: Path) -> None:
 
 
 def test_help_version_flags_and_migrate(tmp_path: Path) -> None:
-    top = adkt("--help", cwd=tmp_path)
+    with ThreadPoolExecutor(4) as pool:  # independent commands, side by side: each is mostly Python starting
+        top, version, run_help, list_help, created = pool.map(lambda args: adkt(*args, cwd=tmp_path), [
+            ("--help",), ("--version",), ("run", "--help"), ("sessions", "list", "--help"), ("migrate",)])  # fmt: skip
     assert top.returncode == 0 and not re.search(r"^\s+serve\s", top.stdout, re.M)  # no `adkt serve` command
-    assert adkt("--version", cwd=tmp_path).stdout.startswith("adkt ")
-    assert "<bool>" not in adkt("run", "--help", cwd=tmp_path).stdout
-    assert "<bool>" not in adkt("sessions", "list", "--help", cwd=tmp_path).stdout
+    assert version.stdout.startswith("adkt ")
+    assert "<bool>" not in run_help.stdout
+    assert "<bool>" not in list_help.stdout
 
-    created = adkt("migrate", cwd=tmp_path)
     assert created.returncode == 0, created.stderr
     assert "database created at schema revision" in created.stderr and "adk_sessions" in created.stderr
     again = adkt("migrate", cwd=tmp_path)

@@ -14,11 +14,11 @@ from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, com
 from adk_core.errors import ModelError
 from adk_core.models.base import LlmRequest
 from tests.integration.conftest import DurableStack
-
-TURNS = 100
 from tests.unit.compaction.conversation import INTERVAL, make_app, question, request_text
 
 pytestmark = pytest.mark.integration
+
+TURNS = 100
 
 
 async def converse_durably(stack: DurableStack, app: App, session_id: str, turns: int) -> None:
