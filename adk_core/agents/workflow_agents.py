@@ -56,35 +56,56 @@ class ParallelAgent(BaseAgent):
     """
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+        # Each branch hands over its events one at a time; when its task ends, one last item follows:
+        # None when it finished, its exception when it failed or was cancelled (a done callback, so
+        # even a branch cancelled before it started sends it).
         queue: asyncio.Queue[tuple[Event, asyncio.Event] | BaseException | None] = asyncio.Queue()
+        stopping = False
 
         async def run_branch(sub: BaseAgent) -> None:
             branch = f"{ctx.branch}.{sub.name}" if ctx.branch else f"{self.name}.{sub.name}"
-            try:
-                async for event in ctx.runtime.run_agent(sub, ctx.for_branch(branch)):
-                    handled = asyncio.Event()
-                    await queue.put((event, handled))
-                    await handled.wait()
-            except BaseException as e:  # surfaced to the consumer, which re-raises
-                await queue.put(e)
-                return
-            await queue.put(None)
+            async for event in ctx.runtime.run_agent(sub, ctx.for_branch(branch)):
+                handled = asyncio.Event()
+                await queue.put((event, handled))
+                await handled.wait()
+                if stopping:
+                    return
+
+        def last_item(task: asyncio.Task[None]) -> None:
+            queue.put_nowait(asyncio.CancelledError() if task.cancelled() else task.exception())
 
         tasks = [asyncio.create_task(run_branch(sub)) for sub in self.sub_agents]
-        remaining = len(tasks)
+        for task in tasks:
+            task.add_done_callback(last_item)
+        ended = 0  # branches whose last item was taken from the queue
+        in_hand: asyncio.Event | None = None
         try:
-            while remaining:
+            while ended < len(tasks):
                 item = await queue.get()
                 if item is None:
-                    remaining -= 1
+                    ended += 1
                 elif isinstance(item, BaseException):
+                    ended += 1
                     raise item
                 else:
-                    event, handled = item
+                    event, in_hand = item
                     yield event
-                    handled.set()
+                    in_hand.set()
         finally:
+            stopping = True
+            if in_hand is not None:
+                in_hand.set()
             for task in tasks:
                 if not task.done():
                     task.cancel()
+            # A cancelled branch may go on: the durable runtime returns a child workflow's result
+            # instead of the cancellation when both arrive in one workflow activation. Release what
+            # it hands over until every branch has ended; gathering it while it waited for its event
+            # to be handled hung the turn.
+            while ended < len(tasks):
+                item = await queue.get()
+                if item is None or isinstance(item, BaseException):
+                    ended += 1
+                else:
+                    item[1].set()
             await asyncio.gather(*tasks, return_exceptions=True)

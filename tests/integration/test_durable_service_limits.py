@@ -159,7 +159,7 @@ async def _what_each_workflow_did(client: Any, parent: str) -> dict[str, Any]:
     for w in found:
         history = await client.client.get_workflow_handle(w.id, run_id=w.run_id).fetch_history()
         said[w.id] = {"status": w.status, "task failures": _worker_failures(history)[:2],
-                      "last events": [e.event_type for e in history.events[-5:]]}  # fmt: skip
+                      "events": [EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in history.events][-40:]}  # fmt: skip
     return said
 
 
