@@ -2,8 +2,9 @@
 stream, in flight when the dev server stops and started while it is down, each get their answer
 once it is back, and nothing runs twice.
 
-The server stays down longer than temporalio's own RPC retries (about 11 s), so the client must
-ride out the outage itself. One server restart serves every call kind (a restart costs ~20 s).
+The server stays down several times longer than the client's SDK retries (temporal_restart.SDK_RETRIES:
+under a second, cut from temporalio's ~11 s), so the client must ride out the outage itself. One
+server restart serves every call kind (a restart costs ~8 s: stop, 3 s down, start, reconnect).
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ from adk_temporal.worker import build_worker
 from adkt.client import AdkClient, connect
 from adkt.embedded import TEMPORAL_DEV_ARGS, TemporalDevServer
 from adkt.services import open_services
+from tests.integration.temporal_restart import server_data_dir, with_sdk_retries
 
 pytestmark = pytest.mark.integration
 
-TEMPORAL_DOWN_SECONDS = 15.0
+TEMPORAL_DOWN_SECONDS = 2.0
+"""After the calls started while it is down (1 s after the stop): down ~3 s in all, several times the
+client's SDK retries; the server answers again between its worker's 3 s and 6 s poll retries."""
 CALL_TIMEOUT = 150.0
 RUNS = 4
 
@@ -80,14 +84,21 @@ async def _collect(stream: AsyncIterator[Event]) -> list[Event]:
 
 
 async def test_every_client_call_survives_a_temporal_restart(database_url: str, tmp_path: Path) -> None:
-    first = TemporalDevServer(port=0, headless=True, data_dir=tmp_path / "temporal", extra_args=TEMPORAL_DEV_ARGS)
+    with server_data_dir(tmp_path) as data_dir:
+        await _every_client_call_survives_a_temporal_restart(database_url, data_dir)
+
+
+async def _every_client_call_survives_a_temporal_restart(database_url: str, data_dir: Path) -> None:
+    first = TemporalDevServer(port=0, headless=True, data_dir=data_dir, extra_args=TEMPORAL_DEV_ARGS)
     await first.start()
     servers = [first]
     transfers: list[int] = []
     echo, bank = _apps(transfers)
     task_queue = f"client-restart-{uuid.uuid4().hex[:8]}"
     try:
-        adk = AdkClient(await connect(first.address, namespace=first.namespace), task_queue=task_queue, retry_seconds=90)
+        # The worker keeps the default connection; only the client's SDK gives up early.
+        client = await with_sdk_retries(await connect(first.address, namespace=first.namespace))
+        adk = AdkClient(client, task_queue=task_queue, retry_seconds=90)
         async with _worker(first.address, first.namespace, [echo, bank], database_url, task_queue):
             # Two conversations wait for a confirmation: one is asked what it waits for, one answered.
             for session_id in ("asked", "answered"):
@@ -105,7 +116,7 @@ async def test_every_client_call_survives_a_temporal_restart(database_url: str, 
             asked = asyncio.create_task(adk.pending(bank.name, "u", "asked"))
             answered = asyncio.create_task(adk.reply(bank.name, "u", "answered", waiting.call_id, {"confirmed": True}))
             await asyncio.sleep(TEMPORAL_DOWN_SECONDS)
-            again = TemporalDevServer(port=first.port, headless=True, data_dir=tmp_path / "temporal", extra_args=TEMPORAL_DEV_ARGS)
+            again = TemporalDevServer(port=first.port, headless=True, data_dir=data_dir, extra_args=TEMPORAL_DEV_ARGS)
             servers.append(again)
             await again.start()
 

@@ -3,7 +3,10 @@ the result.
 
 (a) Postgres stops and starts again on the same data folder and port while turns run: activities
 that touch the store fail until it is back, Temporal retries them. (b) The Temporal dev server stops
-and starts again on the same port and database file while turns run: workers and clients reconnect.
+and starts again on the same port and database file while turns run: workers and clients reconnect,
+the client after its SDK gave up (temporal_restart.SDK_RETRIES); the worker's SDK retries (~10 s)
+carry its completions over the ~5 s outage (tasks the server times out after losing their worker:
+test_crash.py).
 Each test runs its own server (the session's are shared, and the session's dev server keeps nothing
 across a restart), and a worker built by adk_temporal.worker.build_worker with the default timeouts.
 """
@@ -11,11 +14,6 @@ across a restart), and a worker built by adk_temporal.worker.build_worker with t
 from __future__ import annotations
 
 import asyncio
-import time
-T0=[0.0]
-W0=[0.0]
-def _t(msg):
-    print(f'[{time.monotonic()-T0[0]:7.2f}] {msg}', flush=True)
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -31,16 +29,21 @@ from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
+from tests.integration.temporal_restart import server_data_dir, with_sdk_retries
 
 pytestmark = pytest.mark.integration
 
 CONVERSATIONS = 8
 TURNS = 6
 RESTART_AFTER_TURNS = CONVERSATIONS * TURNS // 3
-POSTGRES_DOWN_SECONDS = 5.0
-TEMPORAL_DOWN_SECONDS = 15.0
-"""Longer than temporalio's own RPC retries (10 tries, 0.1 s growing 1.5x to 5 s: about 11 s), so
-the client has to ride out the outage itself instead of its SDK doing it for it."""
+POSTGRES_DOWN_SECONDS = 2.0
+"""Activities failing on the store are retried 1 s, then 3 s after their first failure (Temporal's
+default policy): back after ~2 s, the store is there for the 3 s retry (5 s down waited for the 7 s one)."""
+TEMPORAL_DOWN_SECONDS = 3.0
+"""Several times the client's SDK retries (SDK_RETRIES, under a second), so the client has to ride
+out the outage itself instead of its SDK doing it for it. With the ~1.5 s graceful stop and the
+start, the server answers again ~5 s after its pollers' first failure, between their 3 s and 6 s
+retries."""
 TURN_TIMEOUT = 120.0
 
 
@@ -77,7 +80,6 @@ async def _converse_through(adk: AdkClient, app: App, restart: Callable[[], Coro
             result = await asyncio.wait_for(adk.send(app.name, "u", session_id, f"message {turn}"), TURN_TIMEOUT)
             in_flight -= 1
             answers[session_id].append(result.final_text)
-            _t(f'turn done {session_id} {turn}')
             done += 1
             if done >= RESTART_AFTER_TURNS:
                 enough.set()
@@ -86,7 +88,7 @@ async def _converse_through(adk: AdkClient, app: App, restart: Callable[[], Coro
     try:
         await asyncio.wait_for(enough.wait(), timeout=60)
         sent_before = in_flight
-        _t('restart begin'); await restart(); _t('restart end')
+        await restart()
         assert done < CONVERSATIONS * TURNS, "every turn finished before the restart: nothing ran into it"
         assert sent_before > 0
         await asyncio.gather(*runs)
@@ -137,7 +139,6 @@ async def _worker(client_address: str, namespace: str, app: App, database_url: s
 
 
 async def test_postgres_restarted_mid_run(temporal_server: TemporalDevServer, tmp_path: Path) -> None:
-    T0[0]=time.monotonic()
     first = EmbeddedPostgres(tmp_path / "postgres", durable=False)
     await first.start()
     servers = [first]
@@ -148,16 +149,15 @@ async def test_postgres_restarted_mid_run(temporal_server: TemporalDevServer, tm
         adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
 
         async def restart() -> None:
-            _t('stop'); await first.stop(); _t('stopped')
+            await first.stop()
             await asyncio.sleep(POSTGRES_DOWN_SECONDS)
-            _t('start')
             again = EmbeddedPostgres(tmp_path / "postgres", port=first.port, durable=False)
             servers.append(again)
             await again.start()
 
         async with _worker(temporal_server.address, temporal_server.namespace, app, database_url, task_queue):
             answers = await _converse_through(adk, app, restart)
-        _t('worker down'); await _check_stored(database_url, app, answers); _t('checked')
+        await _check_stored(database_url, app, answers)
         assert await _retried_activities(adk, app, list(answers)) > 0, "no activity ran into the outage"
     finally:
         for server in servers:
@@ -165,40 +165,31 @@ async def test_postgres_restarted_mid_run(temporal_server: TemporalDevServer, tm
 
 
 async def test_temporal_restarted_mid_run(database_url: str, tmp_path: Path) -> None:
-    T0[0]=time.monotonic(); W0[0]=time.time()
-    first = TemporalDevServer(port=0, headless=True, data_dir=tmp_path / "temporal", extra_args=TEMPORAL_DEV_ARGS)
+    with server_data_dir(tmp_path) as data_dir:
+        await _temporal_restarted_mid_run(database_url, data_dir)
+
+
+async def _temporal_restarted_mid_run(database_url: str, data_dir: Path) -> None:
+    first = TemporalDevServer(port=0, headless=True, data_dir=data_dir, extra_args=TEMPORAL_DEV_ARGS)
     await first.start()
     servers = [first]
     try:
         app = _app()
         task_queue = f"temporal-restart-{uuid.uuid4().hex[:8]}"
-        adk = AdkClient(await connect(first.address, namespace=first.namespace), task_queue=task_queue)
+        # The worker keeps the default connection; only the client's SDK gives up early.
+        client = await with_sdk_retries(await connect(first.address, namespace=first.namespace))
+        adk = AdkClient(client, task_queue=task_queue)
 
         async def restart() -> None:
-            _t('stop'); await first.stop(); _t('stopped')
+            await first.stop()
             await asyncio.sleep(TEMPORAL_DOWN_SECONDS)
-            _t('start')
-            again = TemporalDevServer(
-                port=first.port, headless=True, data_dir=tmp_path / "temporal", extra_args=TEMPORAL_DEV_ARGS
-            )
+            again = TemporalDevServer(port=first.port, headless=True, data_dir=data_dir, extra_args=TEMPORAL_DEV_ARGS)
             servers.append(again)
             await again.start()
 
         async with _worker(first.address, first.namespace, app, database_url, task_queue):
             answers = await _converse_through(adk, app, restart)
-        from temporalio.api.enums.v1 import EventType
-        for sid in answers:
-            h = await adk.client.get_workflow_handle(session_workflow_id(app.name, "u", sid)).fetch_history()
-            print('---', sid)
-            for e in h.events:
-                t = e.event_time.ToDatetime().timestamp() - W0[0]
-                extra = ''
-                if e.HasField('activity_task_started_event_attributes'): extra = f'attempt={e.activity_task_started_event_attributes.attempt}'
-                if e.HasField('workflow_task_timed_out_event_attributes'): extra = str(e.workflow_task_timed_out_event_attributes.timeout_type)
-                if e.HasField('workflow_task_failed_event_attributes'): extra = str(e.workflow_task_failed_event_attributes.cause) + ' ' + e.workflow_task_failed_event_attributes.failure.message[:100]
-                if e.HasField('activity_task_scheduled_event_attributes'): extra = e.activity_task_scheduled_event_attributes.activity_type.name
-                print(f'  {t:7.2f} {e.event_id:3d} {EventType.Name(e.event_type)} {extra}')
-        _t('worker down'); await _check_stored(database_url, app, answers); _t('checked')
+        await _check_stored(database_url, app, answers)
     finally:
         for server in servers:
             await server.stop()
