@@ -10,12 +10,14 @@ The tool appends one line to ``effects.log`` per completed attempt (the side eff
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
-from adk_core import App, LlmAgent, LlmRequest, LlmResponse
+from adk_core import AgentExecution, App, LlmAgent, LlmRequest, LlmResponse
+from adk_core.agents.execution import MODEL_RETRY
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool
 from adk_core.tools.execution import RetryOptions, ToolExecution
@@ -75,18 +77,36 @@ class SlowOnceModel:
 
 
 FAST_RETRY = RetryOptions(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=1))
+FAST_HEARTBEAT = timedelta(seconds=2)
 
-app = App(
-    name="crash_app",
-    root_agent=LlmAgent(
-        name="crasher",
-        model=SlowOnceModel(),
-        instruction="Run the slow step, then add.",
-        tools=[
-            # Default timeouts on purpose: the activities' own heartbeats (10 s heartbeat timeout)
-            # are what notices the killed worker, not a shortened start-to-close.
-            FunctionTool(slow_step, execution=ToolExecution(retry=FAST_RETRY)),
-            add,
-        ],
-    ),
-)
+
+def build(heartbeat_timeout: timedelta | None = None) -> App:
+    """The app; ``heartbeat_timeout`` replaces the default heartbeat timeouts (10 s) of the tool's and
+    the model's activities, and the model's retry then waits 0.2 s (not 1 s) like the tool's."""
+    tool, agent = ToolExecution(retry=FAST_RETRY), AgentExecution()
+    if heartbeat_timeout is not None:
+        tool = dataclasses.replace(tool, heartbeat_timeout=heartbeat_timeout)
+        agent = AgentExecution(
+            model_heartbeat_timeout=heartbeat_timeout,
+            model_retry=dataclasses.replace(MODEL_RETRY, initial_interval=FAST_RETRY.initial_interval),
+        )
+    return App(
+        name="crash_app",
+        root_agent=LlmAgent(
+            name="crasher",
+            model=SlowOnceModel(),
+            instruction="Run the slow step, then add.",
+            tools=[FunctionTool(slow_step, execution=tool), add],
+            execution=agent,
+        ),
+    )
+
+
+app = build()
+"""Default timeouts on purpose: the activities' own heartbeats (10 s heartbeat timeout) are what
+notices the killed worker, not a shortened start-to-close."""
+
+fast_heartbeat = build(FAST_HEARTBEAT)
+"""The same app with a 2 s heartbeat timeout: a killed worker's call is noticed in 2 s, not 10 (the
+worker beats every 0.5 s, Temporal's SDK sends a beat every 1.6 s), for the tests that are about
+what happens after the kill; one test keeps the defaults."""

@@ -14,12 +14,15 @@ disarms, and starts a fresh worker, whose retries find the markers and go on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
-from adk_core import LlmAgent, LlmRequest, LlmResponse
+from adk_core import AgentExecution, LlmAgent, LlmRequest, LlmResponse
+from adk_core.agents.execution import MODEL_RETRY
 from adk_core.eval import EvalCase, ToolMock, UserAgents, metric, scripted_user, tool_trajectory
 from adk_core.models import function_call_response, text_response
 
@@ -28,6 +31,13 @@ HANG_FROM = 4
 HANG_SECONDS = 120.0
 CALLS_LOG = "calls.log"
 TOOLS_LOG = "tools.log"
+# The killed worker's hanging model calls are noticed in 2 s, not the default 10 s, and retried after
+# 0.2 s (not 1 s): the test is about what the retries do (tests/integration/test_crash.py keeps one
+# crash on the defaults).
+EXECUTION = AgentExecution(
+    model_heartbeat_timeout=timedelta(seconds=2),
+    model_retry=dataclasses.replace(MODEL_RETRY, initial_interval=timedelta(milliseconds=200)),
+)
 
 
 def crash_dir() -> Path:
@@ -86,7 +96,7 @@ def lookup(key: str) -> dict:
 def _case(i: int) -> EvalCase:
     return EvalCase(
         f"case-{i}",
-        app_or_agent=LlmAgent(name="calc", model=LoggedModel(), tools=[lookup]),
+        app_or_agent=LlmAgent(name="calc", model=LoggedModel(), tools=[lookup], execution=EXECUTION),
         tool_mocks={"lookup": ToolMock(execute=_mock)},
         user_agents=UserAgents(loop=scripted_user("customer", ["and doubled?"])),
         first_message=f"case {i}: look up k{i}",

@@ -11,7 +11,9 @@ from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import LlmResponse, function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool
 
-TOOL_SECONDS = 3.0
+TOOL_SECONDS = 2.0
+"""Long enough that the test's SIGTERM (sent within ~0.1 s of the tool's start) comes well before the
+tool's end: the test checks the worker waited at least 1 s for it."""
 
 
 async def slow_report(name: str) -> dict:

@@ -1,8 +1,9 @@
 """A worker process for test_tracing_otlp: an app with tracing on, exporting with OTLP; with
 ``no-cache``, no workflow cache (every workflow task replays the history from the start, as after
-an eviction).
+an eviction); with ``held-until=PATH``, a standby worker: it imports and loads the app, then waits
+(at most 120 s) for PATH to exist before it connects to Temporal.
 
-    python -m tests.integration.otlp_worker ADDRESS DATABASE_URL TASK_QUEUE MODULE:APP [no-cache]
+    python -m tests.integration.otlp_worker ADDRESS DATABASE_URL TASK_QUEUE MODULE:APP [no-cache] [held-until=PATH]
 
 MODULE:APP names an App, or a function that returns one.
 """
@@ -14,6 +15,7 @@ import importlib
 import inspect
 import signal
 import sys
+from pathlib import Path
 
 from adk_temporal.tracing import configure_tracing
 from adk_temporal.worker import build_worker, load_app
@@ -27,6 +29,9 @@ async def main(address: str, database_url: str, task_queue: str, app_spec: str, 
     factory = getattr(importlib.import_module(module), attr)
     app = factory() if inspect.isfunction(factory) else load_app(app_spec)  # an App, or a function making one
     cache = {"max_cached_workflows": 0} if "no-cache" in options else {}
+    for option in options:
+        if option.startswith("held-until="):
+            await _held_until(Path(option.partition("=")[2]))
     client = await connect(address)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
@@ -40,23 +45,15 @@ async def main(address: str, database_url: str, task_queue: str, app_spec: str, 
     provider.shutdown()
 
 
+async def _held_until(go: Path, timeout: float = 120.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not go.exists():
+        if loop.time() > deadline:
+            raise SystemExit(f"standby worker: {go} did not appear within {timeout:g} s")
+        await asyncio.sleep(0.02)
+
+
 if __name__ == "__main__":
     asyncio.run(main(*sys.argv[1:]))
 
-
-def crash_app_fast_heartbeat() -> object:
-    """tests/integration/crash_app.py's app with a 2 s model heartbeat timeout (10 s by default), so
-    the killed worker's model call is retried sooner."""
-    from datetime import timedelta
-
-    from adk_core import AgentExecution, App, LlmAgent
-    from adk_core.tools import FunctionTool
-    from adk_core.tools.execution import ToolExecution
-    from tests.integration import crash_app
-
-    agent = LlmAgent(
-        name="crasher", model=crash_app.SlowOnceModel(), instruction="Run the slow step, then add.",
-        tools=[FunctionTool(crash_app.slow_step, execution=ToolExecution(retry=crash_app.FAST_RETRY)), crash_app.add],
-        execution=AgentExecution(model_heartbeat_timeout=timedelta(seconds=2)),
-    )
-    return App(name=crash_app.app.name, root_agent=agent)

@@ -9,11 +9,14 @@ the marker and streams every word. $STREAM_WORD_SECONDS paces the words (0.01 s 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
-from adk_core import App, Content, LlmAgent, LlmRequest, LlmResponse
+from adk_core import AgentExecution, App, Content, LlmAgent, LlmRequest, LlmResponse
+from adk_core.agents.execution import MODEL_RETRY
 from adk_core.models import text_response
 
 WORDS = [f"w{i} " for i in range(20)]
@@ -38,4 +41,15 @@ class StopsOnceMidStream:
         yield text_response("".join(WORDS))
 
 
-app = App(name="stream_crash_app", root_agent=LlmAgent(name="streamer", model=StopsOnceMidStream()))
+# The killed worker's model call is noticed in 2 s, not the default 10 s, and retried after 0.2 s (not
+# 1 s): the test is about what the client shows of the retry (tests/integration/test_crash.py keeps
+# one crash on the defaults).
+EXECUTION = AgentExecution(
+    model_heartbeat_timeout=timedelta(seconds=2),
+    model_retry=dataclasses.replace(MODEL_RETRY, initial_interval=timedelta(milliseconds=200)),
+)
+
+app = App(
+    name="stream_crash_app",
+    root_agent=LlmAgent(name="streamer", model=StopsOnceMidStream(), execution=EXECUTION),
+)

@@ -17,9 +17,11 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import compaction_crash_app as crash_app
-from tests.integration.test_crash import _forget_sticky_queue, _start_worker, _stop, _wait_for
+from tests.integration.test_crash import _forget_sticky_queue, _release, _start_worker, _stop, _wait_for
 
 pytestmark = pytest.mark.integration
+
+APP = "tests.integration.compaction_crash_app:app"
 
 
 async def test_worker_killed_mid_summary_stores_one_compaction(
@@ -32,8 +34,10 @@ async def test_worker_killed_mid_summary_stores_one_compaction(
     session_id = f"s-{uuid.uuid4().hex[:6]}"
     name = crash_app.app.name
     adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
-    start = [temporal_server.address, database_url, task_queue, marker_dir, log]
-    workers = [_start_worker(*start, app="tests.integration.compaction_crash_app:app")]
+    start = [temporal_server.address, database_url, task_queue, marker_dir, log, APP]
+    go = tmp_path / "go"
+    # The second is the fresh worker that takes over after the kill, held until then.
+    workers = [_start_worker(*start), _start_worker(*start, held_until=go)]
     try:
         first = await adk.send(name, "u1", session_id, "one")
         second_turn = asyncio.create_task(adk.send(name, "u1", session_id, "two"))  # compaction is due after it
@@ -42,7 +46,8 @@ async def test_worker_killed_mid_summary_stores_one_compaction(
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
         await _forget_sticky_queue(adk, session_workflow_id(name, "u1", session_id))
-        workers.append(_start_worker(*start, app="tests.integration.compaction_crash_app:app"))
+        # The summarizing activity's heartbeat timeout (10 s, fixed: workflows/_compaction.py) notices the kill.
+        _release(workers[1], go, log)
         second = await asyncio.wait_for(second_turn, timeout=60)
     finally:
         for worker in workers:

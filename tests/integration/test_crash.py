@@ -1,5 +1,9 @@
 """A worker SIGKILLed inside a tool activity, or inside a model activity: a fresh worker process
-finishes the run, and the session in Postgres holds every event exactly once."""
+finishes the run, and the session in Postgres holds every event exactly once.
+
+The [tool-session] case runs on the default timeouts (a 10 s heartbeat timeout notices the dead
+worker); the others on crash_app.fast_heartbeat (2 s). The fresh worker is started with the first and
+held (imports done, not connected) until the kill, so its start overlaps the heartbeat wait."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
+from temporalio.client import Client
 
 from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
@@ -30,14 +35,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _start_worker(
     address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path,
-    app: str = "tests.integration.crash_app:app",
-) -> subprocess.Popen:
+    app: str = "tests.integration.crash_app:app", *, held_until: Path | None = None,
+) -> subprocess.Popen:  # fmt: skip
+    """``python worker.py`` for ``app``; with ``held_until``, a standby worker
+    (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CRASH_MARKER_DIR": str(marker_dir)}
+    command = ["worker.py"]
+    if held_until is not None:
+        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
             [
                 sys.executable,
-                "worker.py",
+                *command,
                 "--app",
                 app,
                 "--address",
@@ -52,6 +62,13 @@ def _start_worker(
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+
+
+def _release(standby: subprocess.Popen, go: Path, log: Path) -> None:
+    """Let a standby worker (started with ``held_until=go``) start polling."""
+    if standby.poll() is not None:
+        raise AssertionError(f"standby worker exited with {standby.returncode}:\n{log.read_text()[-3000:]}")
+    go.write_text("go")
 
 
 async def _wait_for(path: Path, worker: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
@@ -76,6 +93,17 @@ async def _forget_sticky_queue(adk: AdkClient, workflow_id: str) -> None:
     )
 
 
+async def _no_task_running(client: Client, *workflow_ids: str, activities: bool = False) -> bool:
+    """None of these workflows has a workflow task (with ``activities``, nor an activity) scheduled or
+    running: a worker killed now dies outside workflow code (a workflow task it had started would wait
+    out its 10 s start-to-close timeout)."""
+    for workflow_id in workflow_ids:
+        description = (await client.get_workflow_handle(workflow_id).describe()).raw_description
+        if description.HasField("pending_workflow_task") or (activities and description.pending_activities):
+            return False
+    return True
+
+
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
@@ -83,10 +111,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @pytest.mark.parametrize(
-    ("crash_in", "via"), [("tool", "agent_run"), ("model", "agent_run"), ("tool", "session")]
+    ("crash_in", "via", "app"),
+    [
+        ("tool", "agent_run", "fast_heartbeat"),
+        ("model", "agent_run", "fast_heartbeat"),
+        # The defaults: a 10 s heartbeat timeout notices the dead worker.
+        ("tool", "session", "app"),
+    ],
 )
 async def test_worker_killed_mid_activity_run_completes_once(
-    crash_in: str, via: str, temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
+    crash_in: str, via: str, app: str, temporal_server: TemporalDevServer, database_url: str, tmp_path: Path
 ) -> None:
     marker_dir = tmp_path / "markers"
     marker_dir.mkdir()
@@ -103,19 +137,21 @@ async def test_worker_killed_mid_activity_run_completes_once(
     adk = AdkClient(
         await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue
     )
-
-    workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
+    name = crash_app.app.name  # both apps' name
+    start = [temporal_server.address, database_url, task_queue, marker_dir, log]
+    app_spec = f"tests.integration.crash_app:{app}"
+    go = tmp_path / "go"
+    # The second is the fresh worker that takes over after the kill, held until then.
+    workers = [_start_worker(*start, app_spec), _start_worker(*start, app_spec, held_until=go)]
     try:
         if via == "session":
             # A conversation: the update in flight survives the worker's death with its workflow.
-            workflow_id = session_workflow_id(crash_app.app.name, "u1", session_id)
-            run = asyncio.create_task(adk.send(crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE))
+            workflow_id = session_workflow_id(name, "u1", session_id)
+            run = asyncio.create_task(adk.send(name, "u1", session_id, crash_app.USER_MESSAGE))
         else:
             workflow_id = f"crash-run/{session_id}"
             run = asyncio.create_task(
-                adk.run_once(
-                    crash_app.app.name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id
-                )
+                adk.run_once(name, "u1", session_id, crash_app.USER_MESSAGE, workflow_id=workflow_id)
             )
         await _wait_for(marker_dir / hang, workers[0], log)
         assert not run.done()
@@ -123,10 +159,10 @@ async def test_worker_killed_mid_activity_run_completes_once(
         killed_at = time.monotonic()
         workers[0].wait(timeout=10)
         await _forget_sticky_queue(adk, workflow_id)
-        workers.append(_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log))
+        _release(workers[1], go, log)
         result = await asyncio.wait_for(run, timeout=60)
-        # On default settings (10 min start-to-close) only the activity's heartbeat timeout (10 s)
-        # can have noticed the dead worker this soon.
+        # On default settings (10 min start-to-close) only the activity's heartbeat timeout (10 s, or
+        # the fast app's 2 s) can have noticed the dead worker this soon.
         assert time.monotonic() - killed_at < 30
     finally:
         for worker in workers:
@@ -139,7 +175,7 @@ async def test_worker_killed_mid_activity_run_completes_once(
 
     async with open_services(database_url) as services:
         session = await services["session_service"].get_session(
-            app_name=crash_app.app.name, user_id="u1", session_id=session_id
+            app_name=name, user_id="u1", session_id=session_id
         )
     assert session is not None
     ids = [e.id for e in session.events]

@@ -13,6 +13,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
+from temporalio.client import Client
 
 from adk_core.eval.store import EvalResultStore
 from adk_core.sessions.sql import DatabaseSessionService
@@ -21,6 +24,8 @@ from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, Eval
 from adkt.client import connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import eval_crash_app as app
+from tests.integration.processes import wait_until
+from tests.integration.test_crash import _no_task_running, _release
 
 pytestmark = pytest.mark.integration
 
@@ -28,11 +33,19 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests.integration.eval_crash_app:cases"
 
 
-def _start_worker(address: str, database_url: str, task_queue: str, folder: Path, log: Path) -> subprocess.Popen:
+def _start_worker(
+    address: str, database_url: str, task_queue: str, folder: Path, log: Path, *,
+    held_until: Path | None = None,
+) -> subprocess.Popen:  # fmt: skip
+    """``python worker.py`` serving the suite; with ``held_until``, a standby worker
+    (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EVAL_CRASH_DIR": str(folder)}
+    command = ["worker.py"]
+    if held_until is not None:
+        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "worker.py", "--eval", SUITE, "--address", address, "--database-url", database_url,
+            [sys.executable, *command, "--eval", SUITE, "--address", address, "--database-url", database_url,
              "--task-queue", task_queue],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -46,6 +59,15 @@ async def _until(check, worker: subprocess.Popen, log: Path, what: str, timeout:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"{what} never happened; worker log:\n{log.read_text()[-3000:]}")
         await asyncio.sleep(0.05)
+
+
+async def _forget_sticky_queues(client: Client, suite_id: str) -> None:
+    """The suite's and its running cases' workflows: as test_crash._forget_sticky_queue does for one
+    (each would otherwise wait out its sticky queue's schedule-to-start timeout, one after another)."""
+    description = await client.get_workflow_handle(suite_id).describe()
+    for workflow_id in [suite_id, *(child.workflow_id for child in description.raw_description.pending_children)]:
+        await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
+            namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)))  # fmt: skip
 
 
 def _lines(path: Path) -> list[str]:
@@ -65,21 +87,29 @@ async def test_a_suite_survives_its_worker_being_killed(
     client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=database_url)
     hung = [folder / f"hang-case{i}" for i in range(app.HANG_FROM, app.HANG_FROM + 4)]
 
-    workers = [_start_worker(temporal_server.address, database_url, task_queue, folder, log)]
+    go = tmp_path / "go"
+    # The second is the fresh worker that takes over after the kill, held until then.
+    workers = [_start_worker(temporal_server.address, database_url, task_queue, folder, log),
+               _start_worker(temporal_server.address, database_url, task_queue, folder, log, held_until=go)]
     try:
+        suite_id = f"adk-eval/{run_id}"
         handle = await client.start_workflow(
             EvalSuiteWorkflow.run, EvalSuiteInput(suite=SUITE, run_id=run_id, max_concurrency=4),
-            id=f"adk-eval/{run_id}", task_queue=task_queue, result_type=EvalSuiteRunResult,
+            id=suite_id, task_queue=task_queue, result_type=EvalSuiteRunResult,
         )
         # Cases 0-3 finish; 4-7 then take every slot and hang in their second model call, so nothing
         # else is in flight when the worker dies; 8 and 9 have not started.
         await _until(lambda: all(p.exists() for p in hung), workers[0], log, "four hanging model calls")
+        children = [c.workflow_id for c in (await handle.describe()).raw_description.pending_children]
+        await wait_until(lambda: _no_task_running(client, suite_id, *children), "no workflow task in flight",
+                         timeout=30, logs=[log], procs=[workers[0]], interval=0.05)  # fmt: skip
         before = _lines(folder / app.CALLS_LOG)
         assert {line.split()[0] for line in before} == {f"case{i}" for i in range(app.HANG_FROM + 4)}
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
         (folder / "armed").unlink()
-        workers.append(_start_worker(temporal_server.address, database_url, task_queue, folder, log))
+        await _forget_sticky_queues(client, suite_id)
+        _release(workers[1], go, log)
         result = await asyncio.wait_for(handle.result(), timeout=120)
     finally:
         for worker in workers:

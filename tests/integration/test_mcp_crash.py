@@ -17,7 +17,7 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import mcp_crash_app
-from tests.integration.test_crash import _forget_sticky_queue, _start_worker, _stop, _wait_for
+from tests.integration.test_crash import _forget_sticky_queue, _release, _start_worker, _stop, _wait_for
 from tests.mcp_servers.helpers import calls_logged
 
 pytestmark = pytest.mark.integration
@@ -50,7 +50,10 @@ async def test_worker_killed_during_a_slow_mcp_call_completes_once_elsewhere(
     adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
     name = mcp_crash_app.app.name
 
-    workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log, app=app)]
+    start = [temporal_server.address, database_url, task_queue, marker_dir, log, app]
+    go = tmp_path / "go"
+    # The second is the fresh worker that takes over after the kill, held until then.
+    workers = [_start_worker(*start), _start_worker(*start, held_until=go)]
     try:
         run = asyncio.create_task(adk.send(name, "u1", session_id, "go"))
         await _wait_for(marker_dir / mcp_crash_app.MARKER, workers[0], log, timeout=60)
@@ -60,9 +63,9 @@ async def test_worker_killed_during_a_slow_mcp_call_completes_once_elsewhere(
         killed_at = time.monotonic()
         workers[0].wait(timeout=10)
         await _forget_sticky_queue(adk, session_workflow_id(name, "u1", session_id))
-        workers.append(_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log, app=app))
+        _release(workers[1], go, log)
         result = await asyncio.wait_for(run, timeout=90)
-        assert time.monotonic() - killed_at < 60  # a worker's start, its server's, a 3 s heartbeat timeout
+        assert time.monotonic() - killed_at < 60  # a worker's start, its server's, a 2 s heartbeat timeout
         # The killed worker's server saw its stdin close and exited: no orphan keeps running.
         for _ in range(100):
             if _gone(first_server):

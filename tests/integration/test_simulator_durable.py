@@ -24,7 +24,8 @@ from adkt.embedded import TemporalDevServer
 from adkt.web.deliver import temporal_deliver
 from tests.integration import simulator_app
 from tests.integration.conftest import DurableStack
-from tests.integration.test_crash import _forget_sticky_queue, _stop
+from tests.integration.processes import wait_until
+from tests.integration.test_crash import _forget_sticky_queue, _no_task_running, _release, _stop
 
 pytestmark = pytest.mark.integration
 
@@ -92,10 +93,17 @@ async def test_targeted_agents_wait_for_a_person_others_use_their_model(durable_
         await store.close()
 
 
-def _start_worker(address: str, database_url: str, task_queue: str, log: Path) -> subprocess.Popen:
+def _start_worker(
+    address: str, database_url: str, task_queue: str, log: Path, *, held_until: Path | None = None
+) -> subprocess.Popen:
+    """``python worker.py`` for the app; with ``held_until``, a standby worker
+    (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
+    command = ["worker.py"]
+    if held_until is not None:
+        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "worker.py", "--app", "tests.integration.simulator_app:single", "--address", address,
+            [sys.executable, *command, "--app", "tests.integration.simulator_app:single", "--address", address,
              "--database-url", database_url, "--task-queue", task_queue],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=subprocess.STDOUT,
         )
@@ -110,17 +118,26 @@ async def test_a_worker_killed_while_a_person_thinks_loses_nothing(
     adk = AdkClient(await connect(temporal_server.address, namespace=temporal_server.namespace), task_queue=task_queue)
     app_name = simulator_app.single.name
     await migrate(database_url)  # the worker would too, but the test reads the store before it is up
-    workers = [_start_worker(temporal_server.address, database_url, task_queue, log)]
+    go = tmp_path / "go"
+    # The second is the fresh worker that takes over after the kill, held until then.
+    workers = [_start_worker(temporal_server.address, database_url, task_queue, log),
+               _start_worker(temporal_server.address, database_url, task_queue, log, held_until=go)]
     try:
         run = asyncio.create_task(adk.send(app_name, "u", session_id, "Weather in Oslo for 3 days?"))
         store = SqlSimulatorStore(database_url)
         first = await wait_for_head(SimulatorService(store), session_id, timeout=60)
         await store.close()
+        # The person thinks: the workflow waits for the decision, the activity that stored the request
+        # and the workflow task after it done.
+        workflow_id = session_workflow_id(app_name, "u", session_id)
+        await wait_until(lambda: _no_task_running(adk.client, workflow_id, activities=True),
+                         "the workflow waiting for the decision", timeout=30, logs=[log], procs=[workers[0]],
+                         interval=0.05)  # fmt: skip
 
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
-        await _forget_sticky_queue(adk, session_workflow_id(app_name, "u", session_id))
-        workers.append(_start_worker(temporal_server.address, database_url, task_queue, log))
+        await _forget_sticky_queue(adk, workflow_id)
+        _release(workers[1], go, log)
 
         # A new web server process: nothing but the database and Temporal.
         store = SqlSimulatorStore(database_url)

@@ -35,6 +35,7 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import stream_crash_app
 from tests.integration.conftest import DurableStack
+from tests.integration.test_crash import _release
 
 pytestmark = pytest.mark.integration
 
@@ -178,11 +179,19 @@ async def test_history_bytes_do_not_grow_with_the_number_of_partials(durable_sta
     assert whole_200 - whole_10 < 190 * 40, sizes
 
 
-def _start_worker(address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path) -> subprocess.Popen:
+def _start_worker(
+    address: str, database_url: str, task_queue: str, marker_dir: Path, log: Path, *,
+    held_until: Path | None = None,
+) -> subprocess.Popen:  # fmt: skip
+    """``python worker.py`` for the app; with ``held_until``, a standby worker
+    (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAM_MARKER_DIR": str(marker_dir)}
+    command = ["worker.py"]
+    if held_until is not None:
+        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "worker.py", "--app", "tests.integration.stream_crash_app:app", "--address", address,
+            [sys.executable, *command, "--app", "tests.integration.stream_crash_app:app", "--address", address,
              "--database-url", database_url, "--task-queue", task_queue],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
@@ -215,7 +224,10 @@ async def test_a_worker_killed_mid_stream_the_client_discards_the_lost_attempts_
         async for event in client.stream(app, "u1", session, "talk", partial=True):
             seen.append(event)
 
-    workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log)]
+    go = tmp_path / "go"
+    # The second is the fresh worker that takes over after the kill, held until then.
+    workers = [_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log),
+               _start_worker(temporal_server.address, database_url, task_queue, marker_dir, log, held_until=go)]
     try:
         run = asyncio.create_task(follow())
         hang, marker = stream_crash_app.HANG_AFTER, marker_dir / stream_crash_app.MARKER
@@ -227,7 +239,7 @@ async def test_a_worker_killed_mid_stream_the_client_discards_the_lost_attempts_
         await client.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
             namespace=client.client.namespace, execution=WorkflowExecution(workflow_id=session_workflow_id(app, "u1", session))
         ))
-        workers.append(_start_worker(temporal_server.address, database_url, task_queue, marker_dir, log))
+        _release(workers[1], go, log)
         await asyncio.wait_for(run, timeout=60)
     finally:
         for worker in workers:

@@ -233,10 +233,13 @@ async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
     env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
             "CRASH_MARKER_DIR": str(markers)}  # fmt: skip
+    # crash_app with a 2 s heartbeat timeout: the killed worker's model call is retried sooner.
     args = ["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue,
-            "tests.integration.otlp_worker:crash_app_fast_heartbeat", "no-cache"]  # fmt: skip
+            "tests.integration.crash_app:fast_heartbeat", "no-cache"]  # fmt: skip
+    go, second_log = tmp_path / "go", tmp_path / "worker2.log"
     first = _spawn(args, env, log)
-    second = None
+    # The fresh worker that takes over after the kill, held (imports done) until then.
+    second = _spawn([*args, f"held-until={go}"], env, second_log)
     workflow_id = f"otlp-crash/{uuid.uuid4().hex[:8]}"
     try:
         await _until(first, "worker running", log)
@@ -255,14 +258,19 @@ async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
         first.wait(timeout=10)
         await adk.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
             namespace=adk.client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)))  # fmt: skip
-        second = _spawn(args, env, log)
+        if second.poll() is not None:
+            pytest.fail(f"the standby worker exited: {second_log.read_text()}")
+        go.write_text("go")
         result = await asyncio.wait_for(run, 60)
         assert result.final_text == "done"
     finally:
         if first.poll() is None:
             first.kill()
-        if second is not None:
-            await _stop(second, log)
+        if go.exists():
+            await _stop(second, second_log)  # flushes its spans
+        else:
+            second.kill()
+            second.wait(timeout=10)
     spans = receiver.spans
     names = [s.name for s in spans]
     assert len({s.trace_id for s in spans}) == 1, "both workers' spans continue the client's trace"

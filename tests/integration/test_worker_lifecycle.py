@@ -18,19 +18,29 @@ from pathlib import Path
 import pytest
 
 from adk_core.sql import migrate
+from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from tests.integration.processes import wait_exit, wait_until
+from tests.integration.test_crash import _forget_sticky_queue
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _start(server: TemporalDevServer, database_url: str, folder: Path, log: Path, *extra: str) -> subprocess.Popen:
+def _start(
+    server: TemporalDevServer, database_url: str, folder: Path, log: Path, *extra: str,
+    held_until: Path | None = None,
+) -> subprocess.Popen:  # fmt: skip
+    """``python worker.py`` for the app; with ``held_until``, a standby worker
+    (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
     env |= {"PYTHONPATH": str(REPO), "LIFECYCLE_DIR": str(folder)}
-    command = [sys.executable, "worker.py", "--app", "tests.integration.lifecycle_app:app", "--address", server.address,
+    script = ["worker.py"]
+    if held_until is not None:
+        script = ["-m", "tests.integration.standby_worker", str(held_until)]
+    command = [sys.executable, *script, "--app", "tests.integration.lifecycle_app:app", "--address", server.address,
                "--database-url", database_url, *extra]  # fmt: skip
     with log.open("wb") as out:
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -55,7 +65,9 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
     await migrate(database_url)
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
     first = _start(temporal_server, database_url, tmp_path, first_log, "--graceful-timeout", "20", "--health-port", "0")
-    second: subprocess.Popen | None = None
+    # The next worker, held (imports done) until the first has exited.
+    go = tmp_path / "go"
+    second = _start(temporal_server, database_url, tmp_path, second_log, held_until=go)
     try:
         await wait_until(lambda: "health: http" in first_log.read_text(), "the health endpoint", timeout=60, logs=[first_log], interval=0.1)
         base = re.search(r"health: (http://\S+)/livez", first_log.read_text()).group(1)  # type: ignore[union-attr]
@@ -79,13 +91,17 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
         for bad in ("panicked", "Fatal Python error", "Traceback", "CancelledError"):
             assert bad not in output, output[-3000:]
 
-        # The turn goes on with the next worker; the tool's one result stands (it ran once).
-        second = _start(temporal_server, database_url, tmp_path, second_log)
+        # The turn goes on with the next worker; the tool's one result stands (it ran once). The turn's
+        # next task waits on the stopped worker's sticky queue until its schedule-to-start timeout
+        # (3 s) in production; the test skips that wait.
+        await _forget_sticky_queue(client, session_workflow_id("lifecycle", "u", "s1"))
+        assert second.poll() is None, second_log.read_text()[-3000:]
+        go.write_text("go")
         result = await asyncio.wait_for(turn, timeout=60)
         assert result.final_text == "wrote q3"
         assert (tmp_path / "started").read_text() == "q3\n"
     finally:
         for proc in (first, second):
-            if proc is not None and proc.poll() is None:
+            if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 wait_exit(proc, timeout=30)
