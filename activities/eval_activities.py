@@ -10,7 +10,7 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from adk_core.eval import combine_trials
+from adk_core.eval import combine_trials, select_cases
 from adk_core.eval.results import summarize
 from adk_core.eval.store import CaseRecord, EvalResultStore
 from adk_temporal.metrics import activity_metrics
@@ -55,16 +55,8 @@ class EvalActivities:
         cases = load_cases(input.suite)
         for case in cases:
             register_case(case, self.apps)  # this worker can now serve the cases' model and tool calls too
-        if input.names is not None:
-            known = {c.name for c in cases}
-            missing = [n for n in input.names if n not in known]
-            if missing:
-                raise ApplicationError(
-                    f"eval cases {input.suite!r} have no cases named {missing}; known: {sorted(known)}",
-                    type="ConfigurationError",
-                    non_retryable=True,
-                )
-            cases = [c for c in cases if c.name in input.names]
+        # Unknown names fail the suite at once (InvalidInputError, not retried), listing the suite's cases.
+        cases = select_cases(cases, input.names, suite=input.suite)
         return ec.ListCasesResult(
             cases=[ec.CaseInfo(name=c.name, trials=c.trials, description=c.description) for c in cases],
             suite=normalize_ref(input.suite),

@@ -1,6 +1,7 @@
 """EvalSuiteWorkflow and EvalCaseWorkflow: eval suites that survive crashes.
 
-    EvalSuiteWorkflow   lists the suite's cases (an activity, so the plan is in history), records the
+    EvalSuiteWorkflow   lists the suite's cases (an activity, so the plan is in history; only the
+                        ``cases`` picked, when given: an unknown name fails the suite at once), records the
                         run, starts one child EvalCaseWorkflow per case and trial (at most
                         max_concurrency at once), combines trials, records cases and the summary
     EvalCaseWorkflow    one trial: ``adk_core.eval.drive_case`` with a DurableCaseHost, then records

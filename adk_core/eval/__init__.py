@@ -46,7 +46,7 @@ from .results import (
 from .runner import run_eval
 from .scoring import evaluate_trace
 from .state_change import with_state_change
-from .suite import run_eval_suite
+from .suite import run_eval_suite, select_cases
 from .termination import TerminateWhen, matches
 from .trace import Trace
 from .user_agents import END_CONVERSATION, ScriptedUserAgent, UserAgents, scripted_user, simulated_user
@@ -92,6 +92,7 @@ __all__ = [
     "rouge1",
     "run_eval",
     "run_eval_suite",
+    "select_cases",
     "scripted_user",
     "simulated_user",
     "state_metric",

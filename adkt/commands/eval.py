@@ -2,6 +2,7 @@
 
     adkt eval run examples.eval_chest_pain                 in this process (exit code 1 unless every case passed)
     adkt eval run examples.eval_chest_pain:cases --durable --trials 3 --parallel 4
+    adkt eval run examples.eval_chest_pain --case chest-pain-escalation --case NAME   only these cases
     adkt eval list | show RUN [--case NAME] | compare RUN_A RUN_B
     adkt eval rescore RUN --metrics my_evals:metrics         new metrics on RUN's stored traces, as a new run
     adkt eval cancel RUN | resume RUN                        stop a durable run; go on with the trials it did not finish
@@ -52,6 +53,7 @@ def _styled(status: str | None) -> str:
 def run(
     target: Annotated[str, typer.Argument(help="eval cases: module:attr, a module (its `cases`), or a .py file")],
     durable: Annotated[bool, typer.Option("--durable", help="run as EvalSuiteWorkflow on Temporal")] = False,
+    case: Annotated[list[str] | None, typer.Option("--case", "-c", metavar="NAME", help="run only this case (repeat for more; default: all)")] = None,
     trials: Annotated[int | None, typer.Option("--trials", min=1, help="trials per case (default: each case's own)")] = None,
     parallel: Annotated[int | None, typer.Option("--parallel", min=1, help="at most N trials at once (default: all)")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="name of this run (default: a new one)")] = None,
@@ -60,10 +62,11 @@ def run(
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (with --durable)")] = None,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Run every case of TARGET and print a results table; exit code 1 when a case did not pass (failed, error, terminated or not evaluated)."""
+    """Run every case of TARGET (or only those given with --case) and print a results table; exit code 1 when a case did not pass (failed, error, terminated or not evaluated)."""
     run_id = run_id or f"r-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     options: dict[str, Any] = dict(
-        trials=trials, parallel=parallel, run_id=run_id, stop=stop_on_first_failure, database_url=database_url
+        trials=trials, parallel=parallel, run_id=run_id, stop=stop_on_first_failure, database_url=database_url,
+        case_names=case or None,
     )
     coro = _durable(target, address=address, **options) if durable else _in_process(target, **options)
     result = run_async(coro)
@@ -80,21 +83,22 @@ def _progress() -> Progress:
 
 
 async def _in_process(target: str, *, trials: int | None, parallel: int | None, run_id: str, stop: bool,
-                      database_url: str | None) -> EvalSuiteResult:  # fmt: skip
-    from adk_core.eval import EvalSuiteResult, run_eval
+                      database_url: str | None, case_names: list[str] | None = None) -> EvalSuiteResult:  # fmt: skip
+    from adk_core.eval import EvalSuiteResult, run_eval, select_cases
     from adk_core.eval.results import summarize
     from adk_core.runtime import wall_clock
     from adk_core.sql import migrate
     from adk_temporal.activities.eval_cases import load_cases
 
-    cases = [dataclasses.replace(c, trials=trials) if trials else c for c in load_cases(target)]
+    picked = select_cases(load_cases(target), case_names, suite=target)  # an unknown name: before anything runs
+    cases = [dataclasses.replace(c, trials=trials) if trials else c for c in picked]
     url = resolve_database_url(Settings.load(), database_url)
     if url:
         await migrate(url)
     else:
         err.print("[dim]no database configured: results are printed, not stored (--database-url or ADK_DATABASE_URL)[/]")
     started = wall_clock()
-    async with _recorder(url, run_id, target, trials=trials, max_concurrency=parallel,
+    async with _recorder(url, run_id, target, cases=case_names, trials=trials, max_concurrency=parallel,
                          stop_on_first_failure=stop or None) as record:  # fmt: skip
         gate, stopped = asyncio.Semaphore(parallel or len(cases)), asyncio.Event()
         with _progress() as progress:
@@ -172,14 +176,14 @@ async def _recorder(url: str | None, run_id: str, target: str, **config: object)
 
 
 async def _durable(target: str, *, address: str | None, trials: int | None, parallel: int | None, run_id: str,
-                   stop: bool, database_url: str | None) -> EvalSuiteResult:  # fmt: skip
+                   stop: bool, database_url: str | None, case_names: list[str] | None = None) -> EvalSuiteResult:  # fmt: skip
     from temporalio.common import WorkflowIDReusePolicy
 
     from adk_temporal.activities.eval_cases import normalize_ref
     from adk_temporal.workflows.eval import EvalSuiteInput
 
     ref = normalize_ref(target)  # workers import cases by module name
-    suite_input = EvalSuiteInput(suite=ref, run_id=run_id, trials=trials, max_concurrency=parallel,
+    suite_input = EvalSuiteInput(suite=ref, run_id=run_id, cases=case_names, trials=trials, max_concurrency=parallel,
                                  stop_on_first_failure=stop)  # fmt: skip
     return await _start_and_follow(suite_input, address=address, database_url=database_url,
                                    reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)  # fmt: skip
@@ -189,7 +193,7 @@ async def _start_and_follow(suite_input: Any, *, address: str | None, database_u
                             task_queue: str | None = None) -> EvalSuiteResult:  # fmt: skip
     """Start EvalSuiteWorkflow with ``suite_input`` (an EvalSuiteInput) on ``task_queue`` (default: the
     configured one) and show its progress until it ends."""
-    from adk_core.eval import case_apps
+    from adk_core.eval import case_apps, select_cases
     from adk_temporal.activities.eval_cases import load_cases
     from adk_temporal.workflows.contracts import TASK_QUEUE
     from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteWorkflow
@@ -198,7 +202,10 @@ async def _start_and_follow(suite_input: Any, *, address: str | None, database_u
     from adkt.commands._stack import embedded_stack
 
     ref, run_id = suite_input.suite, suite_input.run_id
-    apps = [app for case in load_cases(ref) for app in case_apps(case).all()]
+    cases = load_cases(ref)
+    # An unknown --case fails here, before a workflow starts (the suite's worker would refuse it too).
+    select_cases(cases, suite_input.cases, suite=ref)
+    apps = [app for case in cases for app in case_apps(case).all()]
     settings = Settings.load()
     where = resolve(settings, address=address, database_url=database_url)
     async with contextlib.AsyncExitStack() as stack:

@@ -1,9 +1,10 @@
 """Eval on the dev page, in a real headless browser over the durable stack (issue 19, item 6): start a
 quick scripted suite from the page and follow it to the end, open a trial's trace, compare it with
-an earlier run (the regression highlighted), see the trend chart, cancel a run and resume it, and
-save a chat as an eval case that replays.
+an earlier run (the regression highlighted), see the trend chart, run only some of a suite's cases,
+cancel a run and resume it, and save a chat as an eval case that replays.
 
-ADK_SCREENSHOT_DIR=docs/img refreshes eval-run.png, eval-trace.png, eval-compare.png and eval-trend.png."""
+ADK_SCREENSHOT_DIR=docs/img refreshes eval-run.png, eval-trace.png, eval-compare.png, eval-trend.png and
+eval-pick-cases.png."""
 
 from __future__ import annotations
 
@@ -147,6 +148,32 @@ async def test_start_follow_trace_compare_trend_and_save_a_chat(
             await expect(helpful.locator("circle").last).to_have_attribute("data-run", run_id)
             await expect(page.get_by_test_id("trend-offers_manager").locator("circle.fail")).to_have_count(2)
             await screenshots.take(page, "eval-trend")
+
+            # Run only some cases: choosing a suite shows its cases, all checked; the run has only the checked ones.
+            await page.goto(f"{base}/#/evals")
+            await page.get_by_test_id("suite").fill(SUITE)
+            refund, angry = page.get_by_test_id("case-pick-refund-order"), page.get_by_test_id("case-pick-escalate-angry")
+            await expect(refund).to_be_checked()
+            await expect(angry).to_be_checked()
+            await expect(page.get_by_test_id("case-pick-count")).to_have_text("2 of 2 cases")
+            await page.get_by_test_id("case-pick-none").click()  # nothing picked: refused on the page, nothing starts
+            await page.get_by_test_id("start").click()
+            await expect(page.get_by_test_id("start-error")).to_contain_text("Pick at least one case")
+            await page.get_by_test_id("case-pick-all").click()
+            await expect(page.get_by_test_id("start-error")).to_be_hidden()
+            await angry.uncheck()
+            await expect(page.get_by_test_id("case-pick-count")).to_have_text("1 of 2 cases")
+            await expect(refund).to_be_checked()
+            await screenshots.take(page, "eval-pick-cases")
+            await page.get_by_test_id("start").click()
+            await expect(page.get_by_test_id("progress-count")).to_have_text("1 of 1 trials", timeout=LONG)
+            await expect(page.get_by_test_id("run")).to_contain_text("1 passed, 0 failed, 0 errors of 1", timeout=LONG)
+            await expect(page.get_by_test_id("cases")).to_contain_text("refund-order")
+            await expect(page.get_by_test_id("cases")).not_to_contain_text("escalate-angry")
+            picked = await backend.evals.get_run((await page.locator("h1").text_content() or "").strip())
+            assert picked is not None and picked.run.config == {"cases": ["refund-order"]}
+            assert [c.case_name for c in picked.cases] == ["refund-order"]
+            assert [t.case_name for t in picked.trials] == ["refund-order"]
 
             # Cancel a run from its page, then resume it: it ends with every trial, none run twice.
             await page.goto(f"{base}/#/evals")

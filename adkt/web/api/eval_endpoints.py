@@ -15,15 +15,17 @@ from typing import Any
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ActivityError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from adk_core.errors import InvalidInputError, SessionNotFoundError
+from adk_core.errors import ConfigurationError, InvalidInputError, SessionNotFoundError
+from adk_core.eval import EvalCase, select_cases
 from adk_core.eval.store import EvalResultStore, RunDetail, compare_runs
 from adk_core.ids import validate_id
 from adk_core.simulator import SimulatorExport, export_events
 from adk_core.state import TEMP_PREFIX
 from adk_core.types import REQUEST_CONFIRMATION_FUNCTION, Event
+from adk_temporal.activities.eval_cases import load_cases
 from adk_temporal.workflows.contracts import TASK_QUEUE
 from adk_temporal.workflows.eval import EVAL_WORKFLOW_PREFIX, EvalSuiteInput, EvalSuiteWorkflow
 
@@ -38,6 +40,8 @@ from .eval_models import (
     RunComparison,
     StartEvalRunBody,
     StateChange,
+    SuiteCase,
+    SuitesQuery,
     SuiteTrend,
     TraceQuery,
     TrendPoint,
@@ -85,10 +89,34 @@ def _queue(call: Call) -> str:
 
 
 async def list_suites(call: Call) -> EvalSuiteList:
+    query: SuitesQuery | None = call.query
     allowed = call.backend.eval_suites
     ran = [r.suite for r in await _evals(call).list_runs(limit=SUITES_FROM_RUNS)]
     offered = [ref for ref in dict.fromkeys([*call.backend.eval_refs, *ran]) if ref and allowed.allows(ref, from_workflow=True)]
-    return EvalSuiteList(suites=offered, allowed_modules=allowed.modules(), task_queue=_queue(call))
+    cases = None
+    if query is not None and query.suite:
+        _check_allowed(call, query.suite)
+        cases = [SuiteCase(name=c.name, trials=c.trials, description=c.description) for c in await _load_cases(query.suite)]
+    return EvalSuiteList(suites=offered, allowed_modules=allowed.modules(), task_queue=_queue(call), cases=cases)
+
+
+async def _load_cases(suite: str) -> list[EvalCase]:
+    """The suite's cases, imported here (only suites of allowed modules: the operator named them for
+    the worker). A thread: a module's first import may take a while, and must not stall the server."""
+    return await asyncio.to_thread(load_cases, suite)
+
+
+async def _check_picked(suite: str, names: list[str] | None) -> None:
+    """Refuse picked case names the suite does not have, before anything starts. When this server
+    cannot import the suite (its code is only where the worker runs), the worker's listing refuses
+    them instead: the run fails at once with the same message."""
+    if names is None:
+        return
+    try:
+        cases = await _load_cases(suite)
+    except ConfigurationError:
+        return
+    select_cases(cases, names, suite=suite)
 
 
 async def start_run(call: Call) -> EvalRunStarted:
@@ -99,6 +127,7 @@ async def start_run(call: Call) -> EvalRunStarted:
     validate_id("eval run id", run_id)
     queue = _queue(call)
     await _check_startable(call, body.suite, queue)
+    await _check_picked(body.suite, body.cases)
     suite_input = EvalSuiteInput(suite=body.suite, run_id=run_id, cases=body.cases, trials=body.trials,
                                  max_concurrency=body.parallel, stop_on_first_failure=body.stop_on_first_failure)  # fmt: skip
     workflow_id = EVAL_WORKFLOW_PREFIX + run_id
@@ -174,18 +203,23 @@ async def _workflow_status(handle: WorkflowHandle[Any, Any], run_id: str) -> Wor
 async def _check_startable(call: Call, suite: str, queue: str) -> None:
     """Refuse a suite outside the allowed modules, and a queue no worker polls (the run would only wait)."""
     backend = call.backend
+    _check_allowed(call, suite)
+    if not await backend.has_worker(queue):
+        raise NoWorkerError(
+            f"no worker polls task queue {queue!r}, where eval suites start; nothing was started. Start one with "
+            f"`adkt worker --eval-suite {suite.partition(':')[0]}` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), "
+            "or use `adkt dev`"
+        )
+
+
+def _check_allowed(call: Call, suite: str) -> None:
+    backend = call.backend
     if not backend.eval_suites.allows(suite, from_workflow=True):
         allowed = ", ".join(backend.eval_suites.modules()) or "none"
         raise InvalidInputError(
             f"eval suite {suite!r} is not one this server may start (its worker would refuse to import it). "
             f"Suites may come from: {allowed}. Serve the suite's module: `adkt dev` allows the modules of its working "
             "directory; `adkt web --eval-suite MODULE` with a worker started with `adkt worker --eval-suite MODULE`"
-        )
-    if not await backend.has_worker(queue):
-        raise NoWorkerError(
-            f"no worker polls task queue {queue!r}, where eval suites start; nothing was started. Start one with "
-            f"`adkt worker --eval-suite {suite.partition(':')[0]}` (same TEMPORAL_ADDRESS and ADK_DATABASE_URL), "
-            "or use `adkt dev`"
         )
 
 
@@ -223,6 +257,8 @@ async def _failure(handle: WorkflowHandle[Any, Any]) -> str:
             await handle.result()
     except WorkflowFailureError as e:
         cause = e.cause
+        while isinstance(cause, ActivityError) and cause.cause is not None:
+            cause = cause.cause  # "Activity task failed" says nothing: the activity's own error does (a picked case unknown)
         return str(getattr(cause, "message", "") or cause or e)
     except TimeoutError:
         return "the workflow failed (Temporal did not say why in time; see it in the Temporal UI)"
@@ -321,10 +357,14 @@ async def session_as_case(call: Call) -> SimulatorExport:
 _RUN = "/evals/runs/{run_id}"
 
 EVAL_ENDPOINTS: list[Endpoint] = [
-    Endpoint("GET", "/evals/suites", list_suites, "Eval suites this server may start", EvalSuiteList, operator=True),
+    Endpoint("GET", "/evals/suites", list_suites, "Eval suites this server may start", EvalSuiteList,
+             query=SuitesQuery, errors=(400, 422), operator=True,
+             description="With ?suite=REF, also that suite's cases (imported here), the names POST /evals/runs "
+             "may pick in ``cases``."),
     Endpoint("POST", "/evals/runs", start_run, "Start an eval suite durably (EvalSuiteWorkflow)", EvalRunStarted,
              body=StartEvalRunBody, status=201, errors=(400, 422, 503), operator=True,
-             description="Only suites of the modules the server allows (GET /evals/suites); follow it with "
+             description="Only suites of the modules the server allows (GET /evals/suites); ``cases`` runs only "
+             "those (an unknown name is a 400 listing the suite's cases); follow it with "
              "GET /evals/runs/{run_id}/progress."),
     Endpoint("POST", _RUN + "/cancel", cancel_run, "Cancel a running durable run (finished trials stay recorded)",
              EvalRunProgress, errors=(400, 404, 409), operator=True),

@@ -13,8 +13,8 @@ from adk_temporal.workflows.eval import EvalProgress
 
 __all__ = [
     "CompareQuery", "EvalRunProgress", "EvalRunStarted", "EvalSuiteList", "JudgeView", "MetricPoint",
-    "RunComparison", "StartEvalRunBody", "StateChange", "SuiteTrend", "TraceQuery", "TrendPoint", "TrendQuery",
-    "TrialTrace",
+    "RunComparison", "StartEvalRunBody", "StateChange", "SuiteCase", "SuiteTrend", "SuitesQuery", "TraceQuery",
+    "TrendPoint", "TrendQuery", "TrialTrace",
 ]
 
 
@@ -22,10 +22,35 @@ class _Body(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+def _module_form(value: str) -> str:
+    value = value.strip()
+    if not value or value.partition(":")[0].endswith(".py"):
+        raise ValueError("name the suite as module:attr or a module (workers import suites by module, not by file)")
+    return value
+
+
+class SuitesQuery(_Body):
+    suite: str | None = Field(None, description="also list this suite's cases (``cases`` in the answer)")
+
+    @field_validator("suite")
+    @classmethod
+    def _module_form(cls, value: str | None) -> str | None:
+        return None if value is None else _module_form(value)
+
+
+class SuiteCase(BaseModel):
+    name: str
+    trials: int = Field(description="the case's own trials per run")
+    description: str = ""
+
+
 class EvalSuiteList(BaseModel):
     suites: list[str] = Field(description="suite references this server offers to start (module:attr or module)")
     allowed_modules: list[str] = Field(description="modules (and packages) whose suites a run may name")
     task_queue: str = Field(description="the task queue suites start on (a worker must poll it)")
+    cases: list[SuiteCase] | None = Field(
+        None, description="with ?suite=REF: that suite's cases in order, the names a run's ``cases`` may pick"
+    )
 
 
 class StartEvalRunBody(_Body):
@@ -33,16 +58,15 @@ class StartEvalRunBody(_Body):
     trials: int | None = Field(None, ge=1, le=100, description="trials per case (default: each case's own)")
     parallel: int | None = Field(None, ge=1, le=500, description="at most this many trials at once (default: all)")
     run_id: str | None = Field(None, description="the run's name (default: a new one)")
-    cases: list[str] | None = Field(None, description="only these cases (default: all)")
+    cases: list[str] | None = Field(
+        None, min_length=1, description="only these cases, by name (default: all; GET /evals/suites?suite=REF lists them)"
+    )
     stop_on_first_failure: bool = False
 
     @field_validator("suite")
     @classmethod
     def _module_form(cls, value: str) -> str:
-        value = value.strip()
-        if not value or value.partition(":")[0].endswith(".py"):
-            raise ValueError("name the suite as module:attr or a module (workers import suites by module, not by file)")
-        return value
+        return _module_form(value)
 
 
 class EvalRunStarted(BaseModel):

@@ -68,11 +68,24 @@ function startCard(suites) {
   const trials = h("input", { type: "number", min: 1, max: 100, placeholder: "each case's own", "data-testid": "trials" });
   const parallel = h("input", { type: "number", min: 1, max: 500, placeholder: "all at once", "data-testid": "parallel" });
   const error = h("div", { class: "error", hidden: true, "data-testid": "start-error" });
+  const picker = casePicker(() => { error.hidden = true; }); // a new pick: the last refusal no longer holds
+  let picking = null; // debounces typing in the suite box
+  const pickFor = () => { clearTimeout(picking); picking = setTimeout(() => picker.load(suite.value.trim()), PICK_DEBOUNCE_MS); };
+  suite.addEventListener("input", pickFor);
+  suite.addEventListener("change", pickFor);
+  if (suite.value) picker.load(suite.value.trim());
   const start = h("button", { class: "primary", "data-testid": "start" }, "Start run");
   start.onclick = async () => {
     error.hidden = true;
-    start.disabled = true;
     const body = { suite: suite.value.trim() };
+    const cases = picker.picked(body.suite);
+    if (cases && !cases.length) {
+      error.textContent = "Pick at least one case (or check them all to run the whole suite).";
+      error.hidden = false;
+      return;
+    }
+    start.disabled = true;
+    if (cases) body.cases = cases;
     if (trials.value) body.trials = Number(trials.value);
     if (parallel.value) body.parallel = Number(parallel.value);
     try {
@@ -92,7 +105,56 @@ function startCard(suites) {
       h("div", {}, h("label", {}, "Trials per case"), trials),
       h("div", {}, h("label", {}, "Parallel trials"), parallel),
       h("div", { class: "start-go" }, start)),
-    error);
+    picker.el, error);
+}
+
+const PICK_DEBOUNCE_MS = 300;
+
+// The chosen suite's cases as checkboxes, all checked (GET /evals/suites?suite=REF). picked(suite) is
+// null to run every case (all checked, or the list is not that suite's), else the checked names.
+function casePicker(onPick) {
+  const el = h("div", { class: "case-pick", "data-testid": "case-pick", hidden: true });
+  let loaded = null; // { suite, boxes: [[name, checkbox]] }
+  let asked = 0;
+  const count = h("span", { class: "hint", "data-testid": "case-pick-count" });
+  const counted = () => {
+    const on = loaded.boxes.filter(([, b]) => b.checked).length;
+    count.textContent = `${on} of ${loaded.boxes.length} cases`;
+    onPick();
+  };
+  const setAll = (checked) => { for (const [, b] of loaded.boxes) b.checked = checked; counted(); };
+  async function load(suite) {
+    const mine = ++asked;
+    if (loaded && loaded.suite === suite) return;
+    loaded = null;
+    el.hidden = true;
+    if (!suite) return;
+    let answer;
+    try { answer = await deps.api(`/evals/suites?suite=${enc(suite)}`); } catch (e) {
+      if (mine !== asked) return;
+      el.replaceChildren(h("span", { class: "hint", "data-testid": "case-pick-unavailable" }, `Cases: every case runs (${e.kind}: ${e.message})`));
+      el.hidden = false;
+      return;
+    }
+    if (mine !== asked || !answer.cases) return;
+    loaded = { suite, boxes: answer.cases.map((c) => [c.name, h("input", { type: "checkbox", checked: true, onchange: () => counted(),
+      "data-testid": `case-pick-${c.name}`, "aria-label": c.name })]) };
+    const labels = answer.cases.map((c, i) => h("label", { class: "case-box", title: c.description || "" }, loaded.boxes[i][1],
+      h("span", { class: "mono" }, c.name), c.trials > 1 ? h("span", { class: "hint" }, ` ×${c.trials}`) : null));
+    el.replaceChildren(
+      h("div", { class: "row" }, h("b", {}, "Cases"), count,
+        h("button", { class: "link-btn", "data-testid": "case-pick-all", onclick: () => setAll(true) }, "all"),
+        h("button", { class: "link-btn", "data-testid": "case-pick-none", onclick: () => setAll(false) }, "none")),
+      h("div", { class: "case-boxes" }, labels));
+    counted();
+    el.hidden = false;
+  }
+  function picked(suite) {
+    if (!loaded || loaded.suite !== suite) return null;
+    const on = loaded.boxes.filter(([, b]) => b.checked).map(([name]) => name);
+    return on.length === loaded.boxes.length ? null : on;
+  }
+  return { el, load, picked };
 }
 
 // --- one run: live progress, cases, trials ----------------------------------------------------------
