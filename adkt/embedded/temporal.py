@@ -162,6 +162,10 @@ class TemporalDevServer(_ServerProcess):
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             args += ["--db-filename", str(self.data_dir / "temporal.db")]
+            # Each write otherwise waits for the disk: a restart test took 21 s on disk, 13 s on
+            # tmpfs or with these. WAL at NORMAL survives the process crashing; a power cut may lose
+            # the last transactions, which a dev server can afford.
+            args += ["--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"]
             self._log = open(self.data_dir / "temporal.log", "a+b")  # closed in stop()
         else:
             self._log = tempfile.TemporaryFile()
