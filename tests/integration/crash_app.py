@@ -77,7 +77,7 @@ class SlowOnceModel:
 
 
 FAST_RETRY = RetryOptions(initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=1))
-FAST_HEARTBEAT = timedelta(seconds=2)
+FAST_HEARTBEAT = timedelta(seconds=3)
 
 
 def build(heartbeat_timeout: timedelta | None = None) -> App:
@@ -107,6 +107,6 @@ app = build()
 notices the killed worker, not a shortened start-to-close."""
 
 fast_heartbeat = build(FAST_HEARTBEAT)
-"""The same app with a 2 s heartbeat timeout: a killed worker's call is noticed in 2 s, not 10 (the
+"""The same app with a 3 s heartbeat timeout: a killed worker's call is noticed in 3 s, not 10 (the
 worker beats every 0.5 s, Temporal's SDK sends a beat every 1.6 s), for the tests that are about
 what happens after the kill; one test keeps the defaults."""

@@ -31,11 +31,11 @@ HANG_FROM = 4
 HANG_SECONDS = 120.0
 CALLS_LOG = "calls.log"
 TOOLS_LOG = "tools.log"
-# The killed worker's hanging model calls are noticed in 2 s, not the default 10 s, and retried after
+# The killed worker's hanging model calls are noticed in 3 s, not the default 10 s, and retried after
 # 0.2 s (not 1 s): the test is about what the retries do (tests/integration/test_crash.py keeps one
 # crash on the defaults).
 EXECUTION = AgentExecution(
-    model_heartbeat_timeout=timedelta(seconds=2),
+    model_heartbeat_timeout=timedelta(seconds=3),
     model_retry=dataclasses.replace(MODEL_RETRY, initial_interval=timedelta(milliseconds=200)),
 )
 

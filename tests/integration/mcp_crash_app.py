@@ -23,10 +23,10 @@ toolset = McpToolset(
     stdio_server(Path(os.environ.get("MCP_TEST_LOG", os.devnull))),
     name="slow",
     allow=["slow_once"],
-    # A short heartbeat timeout: the dead worker's call is noticed in 2 s, not 10, and retried after
+    # A short heartbeat timeout: the dead worker's call is noticed in 3 s, not 10, and retried after
     # 0.2 s, not 1 s (tests/integration/test_crash.py keeps one crash on the defaults).
     execution=ToolExecution(
-        heartbeat_timeout=timedelta(seconds=2), retry_errors=True,
+        heartbeat_timeout=timedelta(seconds=3), retry_errors=True,
         retry=dataclasses.replace(DEFAULT_EXECUTION.retry, initial_interval=timedelta(milliseconds=200)),
     ),
 )

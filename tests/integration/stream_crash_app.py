@@ -41,11 +41,11 @@ class StopsOnceMidStream:
         yield text_response("".join(WORDS))
 
 
-# The killed worker's model call is noticed in 2 s, not the default 10 s, and retried after 0.2 s (not
+# The killed worker's model call is noticed in 3 s, not the default 10 s, and retried after 0.2 s (not
 # 1 s): the test is about what the client shows of the retry (tests/integration/test_crash.py keeps
 # one crash on the defaults).
 EXECUTION = AgentExecution(
-    model_heartbeat_timeout=timedelta(seconds=2),
+    model_heartbeat_timeout=timedelta(seconds=3),
     model_retry=dataclasses.replace(MODEL_RETRY, initial_interval=timedelta(milliseconds=200)),
 )
 

@@ -233,7 +233,7 @@ async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_", "OTEL_"))}
     env |= {"PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
             "CRASH_MARKER_DIR": str(markers)}  # fmt: skip
-    # crash_app with a 2 s heartbeat timeout: the killed worker's model call is retried sooner.
+    # crash_app with a 3 s heartbeat timeout: the killed worker's model call is retried sooner.
     args = ["-m", "tests.integration.otlp_worker", temporal_server.address, durable_stack.database_url, queue,
             "tests.integration.crash_app:fast_heartbeat", "no-cache"]  # fmt: skip
     go, second_log = tmp_path / "go", tmp_path / "worker2.log"
