@@ -52,10 +52,16 @@ class PacedStreamModel:
 
     def __init__(self, tokens: int, first_token_s: float, token_s: float) -> None:
         self.tokens, self.first_token_s, self.token_s = tokens, first_token_s, token_s
+        self.called_at: list[float] = []
+        """perf_counter() when each call began and when its first token left (the worker runs in
+        this process, so the durable turn's steps share the client's clock)."""
+        self.first_token_at: list[float] = []
 
     async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
         words = [f"t{i} " for i in range(self.tokens)]
+        self.called_at.append(time.perf_counter())
         await asyncio.sleep(self.first_token_s)
+        self.first_token_at.append(time.perf_counter())
         for i, word in enumerate(words):
             if i:
                 await asyncio.sleep(self.token_s)
@@ -64,19 +70,27 @@ class PacedStreamModel:
         yield text_response("".join(words))
 
 
-async def _timed_turn(events: Callable[[], AsyncIterator[Event]], tokens: int) -> tuple[float, float]:
-    """(seconds to the first partial, seconds to the final event) of one turn."""
+async def _timed_turn(events: Callable[[], AsyncIterator[Event]], tokens: int,
+                      steps: list[tuple[float, float]] | None = None, model: PacedStreamModel | None = None,
+                      ) -> tuple[float, float]:  # fmt: skip
+    """(seconds to the first partial, seconds to the final event) of one turn. With ``steps`` and
+    ``model``, also appends (send -> model called, model's first token -> client got it) in seconds."""
     start = time.perf_counter()
+    first_at = None
     first = final = None
     partials = 0
     async for event in events():
         if event.partial:
             partials += 1
-            first = first if first is not None else time.perf_counter() - start
+            if first is None:
+                first_at = time.perf_counter()
+                first = first_at - start
         elif event.is_final_response():
             final = time.perf_counter() - start
     if first is None or final is None or partials != tokens:
         raise RuntimeError(f"expected {tokens} partials and a final event, got {partials} partials, final={final}")
+    if steps is not None and model is not None and first_at is not None:
+        steps.append((model.called_at[-1] - start, first_at - model.first_token_at[-1]))
     return first, final
 
 
@@ -99,6 +113,7 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
     app = App(name="bench_streaming", root_agent=LlmAgent(name="streamer", model=model))
     sse = RunConfig(streaming_mode="sse")
     runs: dict[str, list[tuple[float, float]]] = {"in_process_new": [], "in_process_next": []}
+    steps: dict[str, list[tuple[float, float]]] = {}
 
     console.print(f"in-process: {args.turns} turns of each kind")
     runner = InMemoryRunner(app=app)
@@ -128,7 +143,8 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
                 session = uuid.uuid4().hex[:8]
                 for kind in ("new", "next"):
                     sample = await _timed_turn(
-                        lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens
+                        lambda s=session: adk.stream(app.name, "u", s, "go", partial=True), args.tokens,
+                        steps.setdefault(kind, []), model,
                     )
                     runs[f"durable_{kind}"].append(sample)
         finally:
@@ -146,6 +162,13 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
         "added_ttft_ms": {
             kind: summary[f"durable_{kind}"]["ttft_median_ms"] - summary[f"in_process_{kind}"]["ttft_median_ms"]
             for kind in ("new", "next")
+        },
+        # Where the added time goes, durable, medians: send -> the model activity calls the model, and
+        # the model's first token -> the client reads it (Postgres row, NOTIFY, LISTEN, read).
+        "durable_steps_median_ms": {
+            kind: {"send_to_model_call": statistics.median(d for d, _ in pairs) * 1000,
+                   "first_token_to_client": statistics.median(t for _, t in pairs) * 1000}
+            for kind, pairs in steps.items()
         },
     }
 
