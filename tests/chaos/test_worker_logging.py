@@ -20,14 +20,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
 from adk_core import App, LlmAgent, ScriptedModel
 from adk_core.models import text_response
 from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
+from tests.integration.processes import forget_sticky_queues
 
 pytestmark = pytest.mark.integration
 
@@ -103,9 +102,7 @@ async def test_a_failing_workflow_task_is_logged(
             # A second worker answers the first turn from the callback when it replays it: no model
             # activity where the history has one.
             _kill(procs[0])
-            await adk.client.workflow_service.reset_sticky_task_queue(
-                ResetStickyTaskQueueRequest(namespace=adk.client.namespace, execution=WorkflowExecution(workflow_id=workflow_id))
-            )
+            await forget_sticky_queues(adk.client, workflow_id)
             procs.append(_start(entry, temporal_server.address, database_url, task_queue, second_log, mode="skip-model"))
             log, needle = second_log, "Failing workflow task"
         else:

@@ -1,7 +1,7 @@
 """A worker process for test_tracing_otlp: an app with tracing on, exporting with OTLP; with
 ``no-cache``, no workflow cache (every workflow task replays the history from the start, as after
 an eviction); with ``held-until=PATH``, a standby worker: it imports and loads the app, then waits
-(at most 120 s) for PATH to exist before it connects to Temporal.
+(standby_worker.wait_for_go: at most 120 s) for PATH to exist before it connects to Temporal.
 
     python -m tests.integration.otlp_worker ADDRESS DATABASE_URL TASK_QUEUE MODULE:APP [no-cache] [held-until=PATH]
 
@@ -21,6 +21,7 @@ from adk_temporal.tracing import configure_tracing
 from adk_temporal.worker import build_worker, load_app
 from adkt.client import connect
 from adkt.services import open_services
+from tests.integration.standby_worker import wait_for_go
 
 
 async def main(address: str, database_url: str, task_queue: str, app_spec: str, *options: str) -> None:
@@ -31,7 +32,7 @@ async def main(address: str, database_url: str, task_queue: str, app_spec: str, 
     cache = {"max_cached_workflows": 0} if "no-cache" in options else {}
     for option in options:
         if option.startswith("held-until="):
-            await _held_until(Path(option.partition("=")[2]))
+            wait_for_go(Path(option.partition("=")[2]))  # nothing else runs before the worker connects
     client = await connect(address)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
@@ -43,15 +44,6 @@ async def main(address: str, database_url: str, task_queue: str, app_spec: str, 
         await worker.shutdown()
         await asyncio.gather(run, return_exceptions=True)
     provider.shutdown()
-
-
-async def _held_until(go: Path, timeout: float = 120.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not go.exists():
-        if loop.time() > deadline:
-            raise SystemExit(f"standby worker: {go} did not appear within {timeout:g} s")
-        await asyncio.sleep(0.02)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
+from temporalio.client import Client
+
 
 def log_tails(logs: Sequence[Path], chars: int = 2000) -> str:
     return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-chars:]}" for log in logs if log.exists())
@@ -55,3 +59,25 @@ def wait_exit(proc: subprocess.Popen, *, timeout: float, after: str = "") -> int
         proc.wait(timeout=10)
         since = f" of {after}" if after else ""
         raise AssertionError(f"{proc.args[:6]} did not exit within {timeout:g} s{since}") from None
+
+
+def worker_script(held_until: Path | None = None) -> list[str]:
+    """What follows ``python`` (in the repository root) to run ``worker.py``; with ``held_until``, a
+    standby worker (tests/integration/standby_worker.py) that imports now and starts once that file
+    exists (``release``)."""
+    return ["worker.py"] if held_until is None else ["-m", "tests.integration.standby_worker", str(held_until)]
+
+
+def release(standby: subprocess.Popen, go: Path, log: Path) -> None:
+    """Let a standby worker (started with ``worker_script(held_until=go)``) start polling."""
+    if standby.poll() is not None:
+        raise AssertionError(f"standby worker exited with {standby.returncode}:\n{log.read_text()[-3000:]}")
+    go.write_text("go")
+
+
+async def forget_sticky_queues(client: Client, *workflow_ids: str) -> None:
+    """A dead or stopped worker's sticky queue would hold each workflow's next task until its
+    schedule-to-start timeout sends it to the shared queue; production waits that out, tests skip it."""
+    for workflow_id in workflow_ids:
+        await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
+            namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)))  # fmt: skip

@@ -34,13 +34,18 @@ def _preload(args: list[str]) -> None:
         importlib.import_module(module)
 
 
-def main(go: Path, args: list[str]) -> None:
-    _preload(args)
+def wait_for_go(go: Path) -> None:
+    """Return once ``go`` exists; exit the process after STANDBY_SECONDS without it."""
     deadline = time.monotonic() + STANDBY_SECONDS
     while not go.exists():
         if time.monotonic() > deadline:
             sys.exit(f"standby worker: {go} did not appear within {STANDBY_SECONDS:g} s")
         time.sleep(0.02)
+
+
+def main(go: Path, args: list[str]) -> None:
+    _preload(args)
+    wait_for_go(go)
     from adk_temporal.worker import main as worker_main
 
     worker_main(args)

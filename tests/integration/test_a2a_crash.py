@@ -25,7 +25,8 @@ from adkt.services import open_services
 from tests.a2a_servers.helpers import serving
 from tests.integration import a2a_apps
 from tests.integration.conftest import DurableStack
-from tests.integration.test_crash import _forget_sticky_queue, _start_worker, _stop, _wait_for
+from tests.integration.processes import forget_sticky_queues
+from tests.integration.test_crash import _start_worker, _stop, _wait_for
 from tests.mcp_servers.helpers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
@@ -95,7 +96,7 @@ async def test_delegating_worker_killed_mid_task_completes_once_elsewhere(
             os.kill(poller.pid, signal.SIGKILL)
             killed_at = time.monotonic()
             poller.wait(timeout=10)
-            await _forget_sticky_queue(adk, workflow_id)
+            await forget_sticky_queues(adk.client, workflow_id)
             (hold / "release").write_text("go on")
             result = await asyncio.wait_for(run, timeout=90)
             assert time.monotonic() - killed_at < 30  # a 3 s heartbeat timeout, then the other worker polls

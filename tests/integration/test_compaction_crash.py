@@ -17,7 +17,8 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import compaction_crash_app as crash_app
-from tests.integration.test_crash import _forget_sticky_queue, _release, _start_worker, _stop, _wait_for
+from tests.integration.processes import forget_sticky_queues, release
+from tests.integration.test_crash import _start_worker, _stop, _wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -45,9 +46,9 @@ async def test_worker_killed_mid_summary_stores_one_compaction(
         assert not second_turn.done()
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
-        await _forget_sticky_queue(adk, session_workflow_id(name, "u1", session_id))
+        await forget_sticky_queues(adk.client, session_workflow_id(name, "u1", session_id))
         # The summarizing activity's heartbeat timeout (10 s, fixed: workflows/_compaction.py) notices the kill.
-        _release(workers[1], go, log)
+        release(workers[1], go, log)
         second = await asyncio.wait_for(second_turn, timeout=60)
     finally:
         for worker in workers:

@@ -2,7 +2,7 @@
 finishes the run, and the session in Postgres holds every event exactly once.
 
 The [tool-session] case runs on the default timeouts (a 10 s heartbeat timeout notices the dead
-worker); the others on crash_app.fast_heartbeat (2 s). The fresh worker is started with the first and
+worker); the others on crash_app.fast_heartbeat (3 s). The fresh worker is started with the first and
 held (imports done, not connected) until the kill, so its start overlaps the heartbeat wait."""
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 from temporalio.client import Client
 
 from adk_temporal.workflows import session_workflow_id
@@ -27,6 +25,7 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import crash_app
+from tests.integration.processes import forget_sticky_queues, release, worker_script
 
 pytestmark = pytest.mark.integration
 
@@ -40,14 +39,11 @@ def _start_worker(
     """``python worker.py`` for ``app``; with ``held_until``, a standby worker
     (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CRASH_MARKER_DIR": str(marker_dir)}
-    command = ["worker.py"]
-    if held_until is not None:
-        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
             [
                 sys.executable,
-                *command,
+                *worker_script(held_until),
                 "--app",
                 app,
                 "--address",
@@ -64,12 +60,6 @@ def _start_worker(
         )
 
 
-def _release(standby: subprocess.Popen, go: Path, log: Path) -> None:
-    """Let a standby worker (started with ``held_until=go``) start polling."""
-    if standby.poll() is not None:
-        raise AssertionError(f"standby worker exited with {standby.returncode}:\n{log.read_text()[-3000:]}")
-    go.write_text("go")
-
 
 async def _wait_for(path: Path, worker: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
     loop = asyncio.get_running_loop()
@@ -81,16 +71,6 @@ async def _wait_for(path: Path, worker: subprocess.Popen, log: Path, timeout: fl
             raise AssertionError(f"{path.name} never appeared; worker log:\n{log.read_text()[-3000:]}")
         await asyncio.sleep(0.05)
 
-
-async def _forget_sticky_queue(adk: AdkClient, workflow_id: str) -> None:
-    """The dead worker's sticky queue would hold the next workflow task until its schedule-to-start
-    timeout (10 s) sends it to the shared queue; production waits that out, the test skips it."""
-    client = adk.client
-    await client.workflow_service.reset_sticky_task_queue(
-        ResetStickyTaskQueueRequest(
-            namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)
-        )
-    )
 
 
 async def _no_task_running(client: Client, *workflow_ids: str, activities: bool = False) -> bool:
@@ -158,11 +138,11 @@ async def test_worker_killed_mid_activity_run_completes_once(
         os.kill(workers[0].pid, signal.SIGKILL)
         killed_at = time.monotonic()
         workers[0].wait(timeout=10)
-        await _forget_sticky_queue(adk, workflow_id)
-        _release(workers[1], go, log)
+        await forget_sticky_queues(adk.client, workflow_id)
+        release(workers[1], go, log)
         result = await asyncio.wait_for(run, timeout=60)
         # On default settings (10 min start-to-close) only the activity's heartbeat timeout (10 s, or
-        # the fast app's 2 s) can have noticed the dead worker this soon.
+        # the fast app's 3 s) can have noticed the dead worker this soon.
         assert time.monotonic() - killed_at < 30
     finally:
         for worker in workers:

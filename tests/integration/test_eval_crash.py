@@ -13,9 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
-from temporalio.client import Client
 
 from adk_core.eval.store import EvalResultStore
 from adk_core.sessions.sql import DatabaseSessionService
@@ -24,8 +21,8 @@ from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, Eval
 from adkt.client import connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import eval_crash_app as app
-from tests.integration.processes import wait_until
-from tests.integration.test_crash import _no_task_running, _release
+from tests.integration.processes import forget_sticky_queues, release, wait_until, worker_script
+from tests.integration.test_crash import _no_task_running
 
 pytestmark = pytest.mark.integration
 
@@ -40,12 +37,9 @@ def _start_worker(
     """``python worker.py`` serving the suite; with ``held_until``, a standby worker
     (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EVAL_CRASH_DIR": str(folder)}
-    command = ["worker.py"]
-    if held_until is not None:
-        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, *command, "--eval", SUITE, "--address", address, "--database-url", database_url,
+            [sys.executable, *worker_script(held_until), "--eval", SUITE, "--address", address, "--database-url", database_url,
              "--task-queue", task_queue],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -60,14 +54,6 @@ async def _until(check, worker: subprocess.Popen, log: Path, what: str, timeout:
             raise AssertionError(f"{what} never happened; worker log:\n{log.read_text()[-3000:]}")
         await asyncio.sleep(0.05)
 
-
-async def _forget_sticky_queues(client: Client, suite_id: str) -> None:
-    """The suite's and its running cases' workflows: as test_crash._forget_sticky_queue does for one
-    (each would otherwise wait out its sticky queue's schedule-to-start timeout, one after another)."""
-    description = await client.get_workflow_handle(suite_id).describe()
-    for workflow_id in [suite_id, *(child.workflow_id for child in description.raw_description.pending_children)]:
-        await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
-            namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)))  # fmt: skip
 
 
 def _lines(path: Path) -> list[str]:
@@ -108,8 +94,9 @@ async def test_a_suite_survives_its_worker_being_killed(
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
         (folder / "armed").unlink()
-        await _forget_sticky_queues(client, suite_id)
-        _release(workers[1], go, log)
+        # The suite's and its running cases' workflows, each of which would wait out its sticky queue in turn.
+        await forget_sticky_queues(client, suite_id, *children)
+        release(workers[1], go, log)
         result = await asyncio.wait_for(handle.result(), timeout=120)
     finally:
         for worker in workers:

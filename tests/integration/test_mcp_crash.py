@@ -17,7 +17,8 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.services import open_services
 from tests.integration import mcp_crash_app
-from tests.integration.test_crash import _forget_sticky_queue, _release, _start_worker, _stop, _wait_for
+from tests.integration.processes import forget_sticky_queues, release
+from tests.integration.test_crash import _start_worker, _stop, _wait_for
 from tests.mcp_servers.helpers import calls_logged
 
 pytestmark = pytest.mark.integration
@@ -62,8 +63,8 @@ async def test_worker_killed_during_a_slow_mcp_call_completes_once_elsewhere(
         os.kill(workers[0].pid, signal.SIGKILL)
         killed_at = time.monotonic()
         workers[0].wait(timeout=10)
-        await _forget_sticky_queue(adk, session_workflow_id(name, "u1", session_id))
-        _release(workers[1], go, log)
+        await forget_sticky_queues(adk.client, session_workflow_id(name, "u1", session_id))
+        release(workers[1], go, log)
         result = await asyncio.wait_for(run, timeout=90)
         assert time.monotonic() - killed_at < 60  # a worker's start, its server's, a 3 s heartbeat timeout
         # The killed worker's server saw its stdin close and exited: no orphan keeps running.

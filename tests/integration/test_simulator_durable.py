@@ -24,8 +24,8 @@ from adkt.embedded import TemporalDevServer
 from adkt.web.deliver import temporal_deliver
 from tests.integration import simulator_app
 from tests.integration.conftest import DurableStack
-from tests.integration.processes import wait_until
-from tests.integration.test_crash import _forget_sticky_queue, _no_task_running, _release, _stop
+from tests.integration.processes import forget_sticky_queues, release, wait_until, worker_script
+from tests.integration.test_crash import _no_task_running, _stop
 
 pytestmark = pytest.mark.integration
 
@@ -98,12 +98,9 @@ def _start_worker(
 ) -> subprocess.Popen:
     """``python worker.py`` for the app; with ``held_until``, a standby worker
     (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
-    command = ["worker.py"]
-    if held_until is not None:
-        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, *command, "--app", "tests.integration.simulator_app:single", "--address", address,
+            [sys.executable, *worker_script(held_until), "--app", "tests.integration.simulator_app:single", "--address", address,
              "--database-url", database_url, "--task-queue", task_queue],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=subprocess.STDOUT,
         )
@@ -136,8 +133,8 @@ async def test_a_worker_killed_while_a_person_thinks_loses_nothing(
 
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
-        await _forget_sticky_queue(adk, workflow_id)
-        _release(workers[1], go, log)
+        await forget_sticky_queues(adk.client, workflow_id)
+        release(workers[1], go, log)
 
         # A new web server process: nothing but the database and Temporal.
         store = SqlSimulatorStore(database_url)

@@ -21,8 +21,6 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
 from adk_core import App, InMemoryRunner, LlmAgent, RunConfig
 from adk_core.models.gemini import GeminiModel
@@ -35,7 +33,7 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from tests.integration import stream_crash_app
 from tests.integration.conftest import DurableStack
-from tests.integration.test_crash import _release
+from tests.integration.processes import forget_sticky_queues, release, worker_script
 
 pytestmark = pytest.mark.integration
 
@@ -186,12 +184,9 @@ def _start_worker(
     """``python worker.py`` for the app; with ``held_until``, a standby worker
     (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAM_MARKER_DIR": str(marker_dir)}
-    command = ["worker.py"]
-    if held_until is not None:
-        command = ["-m", "tests.integration.standby_worker", str(held_until)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, *command, "--app", "tests.integration.stream_crash_app:app", "--address", address,
+            [sys.executable, *worker_script(held_until), "--app", "tests.integration.stream_crash_app:app", "--address", address,
              "--database-url", database_url, "--task-queue", task_queue],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
@@ -236,10 +231,8 @@ async def test_a_worker_killed_mid_stream_the_client_discards_the_lost_attempts_
         assert not run.done()
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
-        await client.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
-            namespace=client.client.namespace, execution=WorkflowExecution(workflow_id=session_workflow_id(app, "u1", session))
-        ))
-        _release(workers[1], go, log)
+        await forget_sticky_queues(client.client, session_workflow_id(app, "u1", session))
+        release(workers[1], go, log)
         await asyncio.wait_for(run, timeout=60)
     finally:
         for worker in workers:

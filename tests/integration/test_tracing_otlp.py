@@ -24,14 +24,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.sdk.trace import ReadableSpan
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from examples import w1
 from tests.integration import crash_app
 from tests.integration.conftest import DurableStack
+from tests.integration.processes import forget_sticky_queues, release
 from tests.integration.test_tracing import _exporter
 
 pytestmark = pytest.mark.integration
@@ -256,11 +255,8 @@ async def test_a_worker_killed_mid_turn_leaves_one_trace_with_the_retried_call(
         await asyncio.sleep(0.5)  # the spans ended so far reach the receiver (batched every 100 ms)
         first.kill()
         first.wait(timeout=10)
-        await adk.client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
-            namespace=adk.client.namespace, execution=WorkflowExecution(workflow_id=workflow_id)))  # fmt: skip
-        if second.poll() is not None:
-            pytest.fail(f"the standby worker exited: {second_log.read_text()}")
-        go.write_text("go")
+        await forget_sticky_queues(adk.client, workflow_id)
+        release(second, go, second_log)
         result = await asyncio.wait_for(run, 60)
         assert result.final_text == "done"
     finally:

@@ -21,8 +21,7 @@ from adk_core.sql import migrate
 from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
-from tests.integration.processes import wait_exit, wait_until
-from tests.integration.test_crash import _forget_sticky_queue
+from tests.integration.processes import forget_sticky_queues, release, wait_exit, wait_until, worker_script
 
 pytestmark = pytest.mark.integration
 
@@ -37,10 +36,7 @@ def _start(
     (tests/integration/standby_worker.py) that imports now and starts once that file exists."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "ADK_"))}
     env |= {"PYTHONPATH": str(REPO), "LIFECYCLE_DIR": str(folder)}
-    script = ["worker.py"]
-    if held_until is not None:
-        script = ["-m", "tests.integration.standby_worker", str(held_until)]
-    command = [sys.executable, *script, "--app", "tests.integration.lifecycle_app:app", "--address", server.address,
+    command = [sys.executable, *worker_script(held_until), "--app", "tests.integration.lifecycle_app:app", "--address", server.address,
                "--database-url", database_url, *extra]  # fmt: skip
     with log.open("wb") as out:
         return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -94,9 +90,8 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
         # The turn goes on with the next worker; the tool's one result stands (it ran once). The turn's
         # next task waits on the stopped worker's sticky queue until its schedule-to-start timeout
         # (3 s) in production; the test skips that wait.
-        await _forget_sticky_queue(client, session_workflow_id("lifecycle", "u", "s1"))
-        assert second.poll() is None, second_log.read_text()[-3000:]
-        go.write_text("go")
+        await forget_sticky_queues(client.client, session_workflow_id("lifecycle", "u", "s1"))
+        release(second, go, second_log)
         result = await asyncio.wait_for(turn, timeout=60)
         assert result.final_text == "wrote q3"
         assert (tmp_path / "started").read_text() == "q3\n"
