@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
 
 from ..errors import ConfigurationError, InvalidInputError
 from ..runtime import LocalRuntime
@@ -17,19 +16,11 @@ MAX_NAMES_LISTED = 50
 """An error about picked cases lists at most this many of the suite's case names."""
 
 
-class _Named(Protocol):
-    @property
-    def name(self) -> str: ...
-
-
-C = TypeVar("C", bound=_Named)
-
-
-def select_cases(cases: Sequence[C], names: Sequence[str] | None, *, suite: str = "") -> list[C]:
+def select_cases(cases: Sequence[EvalCase], names: Sequence[str] | None, *, suite: str = "") -> list[EvalCase]:
     """The cases of ``cases`` named in ``names``, in the suite's order (None: all of them).
 
     Args:
-        cases: the suite's cases (EvalCase, or anything with a ``name``).
+        cases: the suite's cases.
         names: the cases to run; a name given twice runs once.
         suite: the suite's reference, for the error message.
 
@@ -39,21 +30,19 @@ def select_cases(cases: Sequence[C], names: Sequence[str] | None, *, suite: str 
     """
     if names is None:
         return list(cases)
-    where = f"eval suite {suite!r}" if suite else "eval suite"
     known = [c.name for c in cases]
+    known_set = set(known)
+    unknown = [n for n in dict.fromkeys(names) if n not in known_set]
+    if names and not unknown:
+        picked = set(names)
+        return [c for c in cases if c.name in picked]
+    where = f"eval suite {suite!r}" if suite else "eval suite"
     listed = ", ".join(known[:MAX_NAMES_LISTED]) + (
         f" ... ({len(known) - MAX_NAMES_LISTED} more)" if len(known) > MAX_NAMES_LISTED else ""
     )
     if not names:
         raise InvalidInputError(f"{where}: no cases picked; pick one or more of {listed}, or leave the selection out to run all")
-    known_set = set(known)
-    unknown = [n for n in dict.fromkeys(names) if n not in known_set]
-    if unknown:
-        raise InvalidInputError(
-            f"{where} has no case named {', '.join(repr(n) for n in unknown)}; its cases are: {listed}"
-        )
-    picked = set(names)
-    return [c for c in cases if c.name in picked]
+    raise InvalidInputError(f"{where} has no case named {', '.join(repr(n) for n in unknown)}; its cases are: {listed}")
 
 
 def check_suite(cases: Sequence[EvalCase]) -> None:
