@@ -9,15 +9,17 @@ registered one (``TemporalRuntime(app_name=...)`` is what activities resolve). A
 child-workflow branches or agent tools keeps the registered name (the child reads the session by
 it), and then only session ids keep trials apart.
 
-Model calls (system, user agents, judges) are ``adk.generate_content`` activities and mocked or
-passed-through tools ``adk.run_tool`` activities, by way of TemporalRuntime; scripted users,
-bridges and metrics run here, in the workflow.
+Model calls (system, user agents, judges) are ``adk.generate_content`` activities, passed-through
+tools ``adk.run_tool`` activities as the tool says, and mocked tools ``adk.run_tool`` local
+activities (``mocks_run_locally``: no server task for a stand-in), by way of TemporalRuntime;
+scripted users, bridges and metrics run here, in the workflow.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from temporalio import workflow
@@ -29,11 +31,14 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.app import App
     from adk_core.eval import CaseApps, EvalCase
     from adk_core.eval.host import EventListener
+    from adk_core.eval.interception import mocks_run_locally
     from adk_core.ids import MAX_ID_LENGTH
     from adk_core.runner import Runner
     from adk_core.runtime import Runtime
     from adk_core.sessions import InMemorySessionService, Session
     from adk_core.tools.agent_tool import AgentTool
+    from adk_core.tools.base import BaseTool
+    from adk_core.tools.execution import ToolExecution
     from adk_core.types import Content, Event
     from adk_temporal.activities import contracts as c
 
@@ -42,6 +47,8 @@ with workflow.unsafe.imports_passed_through():
     from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
 
 EVAL_USER_ID = "eval-user"
+MOCKS_LOCAL_PATCH = "eval-mocks-local-activities"
+ToolExecutionFor = Callable[[BaseTool], ToolExecution | None]
 MAX_LLM_CALLS = 500
 
 
@@ -76,10 +83,12 @@ class _TrialInvoker(DurableInvoker):
     """
 
     def __init__(self, app: App, key: c.SessionKey, *, agent: BaseAgent | None = None,
-                 shared: _TrialInvoker | None = None) -> None:  # fmt: skip
+                 shared: _TrialInvoker | None = None, tool_execution: ToolExecutionFor | None = None) -> None:  # fmt: skip
         self.key = key
         self.sessions = shared.sessions if shared else DurableSessionService(key)
-        self.runtime = shared.runtime if shared else TemporalRuntime(app_name=app.name, sessions=self.sessions)
+        self.runtime = shared.runtime if shared else TemporalRuntime(
+            app_name=app.name, sessions=self.sessions, tool_execution=tool_execution
+        )
         self.session = shared.session if shared else None
         self.runner = Runner(
             app_name=app.name, agent=agent or app.root_agent, plugins=app.plugins, session_service=self.sessions,
@@ -120,7 +129,9 @@ class DurableCaseHost:
             app_name = storage_app_name(app.name, run_id, named) if isolate else app.name
             return c.SessionKey(app_name=app_name, user_id=EVAL_USER_ID, session_id=f"{run_id}/{named}/{session}")
 
-        self._main = _TrialInvoker(apps.system, key(apps.system, "main"))
+        # Trials started before mocks ran as local activities replay with their mocks as activities.
+        local_mocks = mocks_run_locally if workflow.patched(MOCKS_LOCAL_PATCH) else None
+        self._main = _TrialInvoker(apps.system, key(apps.system, "main"), tool_execution=local_mocks)
         self._users = _TrialInvoker(apps.users, key(apps.users, "users"))
         self._users_ready = asyncio.Lock()
         self._user_invokers: dict[str, _TrialInvoker] = {}

@@ -69,10 +69,15 @@ class TurnOutgrewRun(BaseException):  # noqa: N818  (a signal, not an error)
 
 
 class TemporalRuntime:
-    def __init__(self, *, app_name: str, sessions: DurableSessionService, waiter: Waiter | None = None) -> None:
+    def __init__(
+        self, *, app_name: str, sessions: DurableSessionService, waiter: Waiter | None = None,
+        tool_execution: Callable[[BaseTool], ToolExecution | None] | None = None,
+    ) -> None:
         self.app_name = app_name
         self.sessions = sessions
         self._waiter = waiter
+        self._tool_execution = tool_execution
+        """How a tool runs in this run, when not as its ``execution`` says (the eval host runs mocks locally)."""
         # SimulatorPlugin: requests stored by activity, decisions arrive by the `submit_decision` Update.
         self.simulator = SimulatorMailbox()
         self.simulator_channel = DurableSimulatorChannel(self)
@@ -210,7 +215,7 @@ class TemporalRuntime:
 
     # --- tools ------------------------------------------------------------------------------
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        execution = tool.execution or DEFAULT_TOOL_EXECUTION
+        execution = (self._tool_execution(tool) if self._tool_execution else tool.execution) or DEFAULT_TOOL_EXECUTION
         if runs_in_workflow(tool):
             if isinstance(tool, AgentTool) and tool.agent.execution.child_workflow:
                 return await self._run_agent_tool_as_child(tool, args, tool_context)

@@ -14,8 +14,8 @@ intercepted in turn. An ``InterceptionPlugin`` goes first among the app's plugin
 
 - the engine turns an exception raised *inside* a tool into an error the model reads, and the run
   goes on; the plugin's before_tool hook raises EvalToolError *before* dispatch, which stops the run;
-- the mock must run where the tool would: in-process that is the runner's task, under the durable
-  runtime the tool activity. The activity finds the tool by name in the app the worker registered,
+- the mock must run outside the workflow code: in-process that is the runner's task, under the
+  durable runtime a tool activity (a local one, ``mocks_run_locally``). The activity finds the tool by name in the app the worker registered,
   so it finds the InterceptedTool, which carries the rule. A worker therefore registers
   ``case_apps(case).system`` (adk_core.eval.apps): the rule is rebuilt from the case object,
   deterministically, on every worker that imports the case's module.
@@ -31,7 +31,7 @@ import copy
 import inspect
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .._callables import call_maybe_async
@@ -142,6 +142,21 @@ class InterceptedTool(BaseTool):
             return gate
         mock = self.rule.tool_mocks[self.name]
         return await mock.run(args, MockToolContext(tool_context, self.name))
+
+
+def mocks_run_locally(tool: BaseTool) -> ToolExecution | None:
+    """How ``tool`` runs under the durable runtime when mocks run as local activities (the durable
+    eval host's choice): a mocked tool as a local activity on the trial's own worker, with the tool's
+    timeouts and retries; every other tool as it says. A mock stands in for the effect, so the real
+    tool's reasons for a regular activity (its task queue, its heartbeat) do not apply, while a
+    regular activity costs the server a task and the trial a workflow task per call (measured in
+    bench/bench_eval.py). A tool marked inline stays inline."""
+    if not (isinstance(tool, InterceptedTool) and tool.decision == "mock"):
+        return tool.execution
+    execution = tool.execution or ToolExecution()
+    if execution.mode == "inline":
+        return execution
+    return replace(execution, mode="local_activity", task_queue=None, heartbeat_timeout=None)
 
 
 async def _confirmation_gate(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any] | None:

@@ -55,8 +55,8 @@ class ToolMock:
     Args:
         execute: ``execute(args, ctx)`` (or ``execute(args)``), sync or async, returning the tool's
             result; ``args`` is the dict the model called the tool with, ``ctx`` a MockToolContext.
-            Under the durable runtime it runs where the tool would (its activity), so it may do
-            anything a tool may.
+            Under the durable runtime it runs in a local activity on the trial's worker, with the
+            tool's timeouts and retries, so it may do anything a tool may (I/O included).
     """
 
     execute: MockExecute

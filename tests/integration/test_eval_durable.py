@@ -16,6 +16,7 @@ from temporalio.client import WorkflowFailureError
 from adk_core.eval import run_eval, run_eval_suite
 from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
+from adk_temporal.replay import replayer
 from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
 from adkt.embedded import TemporalDevServer
 from adkt.embedded.temporal import temporal_binary
@@ -76,6 +77,24 @@ async def test_the_chest_pain_case_passes_durably_as_in_process(durable_stack: D
     assert (trial.status, trial.turns, trial.termination_reason, trial.session) == ("passed", 3, "state_matches", ref)
     assert trial.metrics == durable.metrics
     assert [(c.case_name, c.status, c.trials, c.pass_hat_k) for c in detail.cases] == [("chest-pain-escalation", "passed", 1, 1.0)]
+
+    # The mocked tool ran as a local activity (a marker, no server task); the passed-through ones as activities.
+    history = await durable_stack.client.client.get_workflow_handle(
+        f"adk-eval/{suite.run_id}/case/chest-pain-escalation/0").fetch_history()
+    activity_tools, local_tools = [], []
+    for e in history.events:
+        if e.HasField("activity_task_scheduled_event_attributes"):
+            attrs = e.activity_task_scheduled_event_attributes
+            if attrs.activity_type.name == "adk.run_tool":
+                activity_tools.append(json.loads(attrs.input.payloads[0].data)["tool_name"])
+        elif e.marker_recorded_event_attributes.marker_name == "core_local_activity":
+            marker = json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+            if marker["activity_type"] == "adk.run_tool":
+                local_tools.append(marker["activity_type"])
+    assert "read" not in activity_tools and activity_tools, activity_tools
+    assert local_tools, "the mocked read ran as a local activity"
+    replayed = await replayer([]).replay_workflow(history, raise_on_replay_failure=True)
+    assert replayed.replay_failure is None
 
 
 async def test_trials_run_in_their_own_sessions_and_app_state(durable_stack: DurableStack) -> None:

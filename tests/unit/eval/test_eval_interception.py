@@ -242,3 +242,40 @@ def test_an_evaluated_app_keeps_its_compaction() -> None:
     app = App(name="compacting", root_agent=_searching_agent(), events_compaction_config=config)
     apps = case_apps(EvalCase("compacting", app_or_agent=app, first_message="x"))
     assert apps.system.events_compaction_config == app.events_compaction_config
+
+
+def test_under_the_durable_runtime_only_mocks_run_as_local_activities() -> None:
+    from datetime import timedelta
+
+    from adk_core.eval.interception import mocks_run_locally
+    from adk_core.tools.execution import RetryOptions, ToolExecution
+
+    slow = ToolExecution(start_to_close_timeout=timedelta(seconds=7), retry=RetryOptions(maximum_attempts=2),
+                         task_queue="gpu")  # fmt: skip
+
+    def lookup(key: str) -> dict:
+        """Look a key up."""
+        return {"key": key}
+
+    def pure(x: int) -> int:
+        """A pure function."""
+        return x
+
+    system = agent(call_once_then_say("lookup", {"key": "k"}), tools=[
+        FunctionTool(search_requests, execution=slow), FunctionTool(lookup),
+        FunctionTool(pure, execution=ToolExecution(mode="inline")),
+    ])  # fmt: skip
+    case = EvalCase("local", app_or_agent=system, first_message="go", tool_mocks={
+        "search_requests": ToolMock(execute=lambda args: {}), "lookup": lookup, "pure": ToolMock(execute=lambda a: 1),
+    })  # fmt: skip
+    tools = {t.name: t for t in case_apps(case).system.root_agent.tools}  # type: ignore[attr-defined]
+
+    mocked = mocks_run_locally(tools["search_requests"])
+    assert mocked is not None and mocked.mode == "local_activity"
+    # The tool's own bounds go with it; its queue and heartbeat are the real tool's business.
+    assert mocked.start_to_close_timeout == timedelta(seconds=7) and mocked.retry.maximum_attempts == 2
+    assert mocked.task_queue is None and mocked.heartbeat_timeout is None
+    assert mocks_run_locally(tools["lookup"]) is None  # passed through: as the real tool says (an activity)
+    inline = mocks_run_locally(tools["pure"])
+    assert inline is not None and inline.mode == "inline"
+    assert tools["search_requests"].execution is slow  # the app's own tools are unchanged
