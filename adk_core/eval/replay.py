@@ -15,9 +15,13 @@ that changes. An agent that asks for more answers than its recording has, or an 
 ran in the recording, stops the replay with ``ReplayDivergedError`` (``diverged`` says which call).
 Judges (``llm_judge``) were not recorded: they call their model only with ``judges=True``.
 
-What the recording cannot give back: a response an ``after_model_callback`` rewrote is stored
-rewritten (the replay hands the rewritten one to the callback again), and a response a
-``before_model_callback`` made up is taken for a model's.
+Model callbacks get what the model said: an event whose response an ``after_model_callback`` (the
+agent's or a plugin's) replaced keeps the model's own in ``Event.callback_response``, and the replay
+hands that one out, so the callback as it is now sees the model's words again (unchanged, it
+reproduces the trial). A response a ``before_model_callback`` made up is marked there too and never
+handed out: the replay runs the callback again. What the recording cannot give back: a response an
+``on_model_error_callback`` gave after a model call failed is taken for a model's (the failure was
+not recorded), and a streamed response replays as its final response alone.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ..models.base import LlmRequest, LlmResponse, Model, UsageMetadata
 from ..runtime import LocalRuntime
 from ..sessions import SessionService
 from ..types import Event
+from ..types.event import ModelOutput
 from .apps import case_apps
 from .case import EvalCase
 from .driver import drive_case
@@ -48,15 +53,27 @@ class ReplayDivergedError(AdkError):
 
 
 def recorded_responses(events: Iterable[Event]) -> dict[str, list[LlmResponse]]:
-    """Each agent's model responses in ``events``, in order (the stored, non-partial ones)."""
+    """Each agent's model responses in ``events``, in order (the stored, non-partial ones): what
+    the model said where an after-model callback replaced it, and none a before-model callback
+    made up (``Event.callback_response``)."""
     found: dict[str, list[LlmResponse]] = {}
     for e in events:
-        if e.partial or e.author == "user" or not (e.content is not None and e.content.role == "model" or e.error_code):
+        said: Event | ModelOutput
+        if e.partial or e.author == "user":
+            continue
+        if e.callback_response is not None:
+            if e.callback_response.model_response is None:
+                continue  # a before_model_callback answered: the replay runs it again, no model is asked
+            said = e.callback_response.model_response
+        elif e.content is not None and e.content.role == "model" or e.error_code:
+            said = e
+        else:
             continue
         found.setdefault(e.author, []).append(LlmResponse(
-            content=e.content, finish_reason=e.finish_reason, error_code=e.error_code, error_message=e.error_message,
-            usage_metadata=UsageMetadata.model_validate(e.usage_metadata) if e.usage_metadata else None,
-            model_version=e.model_version, custom_metadata=e.custom_metadata, turn_complete=e.turn_complete,
+            content=said.content, finish_reason=said.finish_reason, error_code=said.error_code,
+            error_message=said.error_message, model_version=said.model_version, custom_metadata=said.custom_metadata,
+            usage_metadata=UsageMetadata.model_validate(said.usage_metadata) if said.usage_metadata else None,
+            turn_complete=said.turn_complete, interrupted=said.interrupted,
         ))  # fmt: skip
     return found
 

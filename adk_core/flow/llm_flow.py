@@ -18,6 +18,7 @@ from ..models.base import GenerateContentConfig, LlmRequest, LlmResponse
 from ..tools.base import BaseTool, Toolset
 from ..tools.builtin import TransferToAgentTool
 from ..types import Event, EventActions
+from ..types.event import CallbackResponse, ModelOutput
 from . import history
 from .contents import build_contents, current_turn_events
 from .functions import (
@@ -174,8 +175,8 @@ async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterato
         )
         raise
     callback_context = CallbackContext(ctx)
-    async for response in _call_model(agent, ctx, request, callback_context):
-        event = _model_event(agent, ctx, response, callback_context.actions)
+    async for response, by_callback in _call_model(agent, ctx, request, callback_context):
+        event = _model_event(agent, ctx, response, callback_context.actions, by_callback)
         callback_context = CallbackContext(ctx)  # later chunks start with a clean delta
         if event.partial:
             yield event
@@ -265,7 +266,8 @@ async def _resume_confirmed_calls(
 
 async def _call_model(
     agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext
-) -> AsyncIterator[LlmResponse]:
+) -> AsyncIterator[tuple[LlmResponse, CallbackResponse | None]]:
+    """The responses for this step, each with a CallbackResponse when a model callback gave it."""
     plugins = ctx.plugin_manager
     response = await plugins.run("before_model_callback", callback_context=callback_context, llm_request=request)
     if response is None and agent.before_model_callback:
@@ -273,7 +275,7 @@ async def _call_model(
             agent.before_model_callback, callback_context=callback_context, llm_request=request
         )
     if response is not None:
-        yield response
+        yield response, CallbackResponse(callback="before_model_callback")
         return
     model = agent.canonical_model
     stream = ctx.run_config.streaming_mode == "sse"
@@ -293,22 +295,35 @@ async def _call_model(
                 )
             if recovered is None:
                 raise
-            yield recovered
+            yield recovered, None
 
 
 async def _after_model(
     agent: LlmAgent, ctx: InvocationContext, callback_context: CallbackContext, response: LlmResponse
-) -> LlmResponse:
-    altered = await ctx.plugin_manager.run(
-        "after_model_callback", callback_context=callback_context, llm_response=response
-    )
+) -> tuple[LlmResponse, CallbackResponse | None]:
+    """The response the after-model callbacks leave, and, when they changed a final one (returned
+    another or edited it in place), what the model said: the event keeps it for a replay."""
+    plugins = ctx.plugin_manager
+    if not agent.after_model_callback and not plugins.has("after_model_callback"):
+        return response, None
+    # Only final responses are stored; a copy of each streamed chunk would be thrown away.
+    said = None if response.partial else response.model_copy(deep=True)
+    altered = await plugins.run("after_model_callback", callback_context=callback_context, llm_response=response)
     if altered is None and agent.after_model_callback:
         altered = await first_result(agent.after_model_callback, callback_context=callback_context, llm_response=response)
-    return altered if altered is not None else response
+    final = altered if altered is not None else response
+    if said is None or final == said:
+        return final, None
+    fields = response_event_fields(said)
+    del fields["partial"]
+    return final, CallbackResponse(callback="after_model_callback", model_response=ModelOutput(**fields))
 
 
-def _model_event(agent: LlmAgent, ctx: InvocationContext, response: LlmResponse, actions: EventActions) -> Event:
-    return new_event(ctx, author=agent.name, actions=actions, **response_event_fields(response))
+def _model_event(
+    agent: LlmAgent, ctx: InvocationContext, response: LlmResponse, actions: EventActions,
+    by_callback: CallbackResponse | None,
+) -> Event:  # fmt: skip
+    return new_event(ctx, author=agent.name, actions=actions, callback_response=by_callback, **response_event_fields(response))
 
 
 def response_event_fields(response: LlmResponse) -> dict[str, Any]:

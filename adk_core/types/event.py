@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,6 +61,37 @@ class EventActions(_Model):
 _EMPTY_ACTIONS = EventActions()
 
 
+class ModelOutput(_Model):
+    """A model's response as an event holds it: the response fields of ``Event``."""
+
+    content: Content | None = None
+    turn_complete: bool | None = None
+    finish_reason: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    interrupted: bool | None = None
+    usage_metadata: dict[str, Any] | None = None
+    custom_metadata: dict[str, Any] | None = None
+    model_version: str | None = None
+
+
+class CallbackResponse(_Model):
+    """On a model event whose response a model callback (a plugin's or the agent's) gave instead of
+    the model: which callback, and what the model said. Replay (adk_core.eval.replay) reads it to
+    hand the model's own response to the callbacks again, and no made-up one as a model's."""
+
+    callback: Literal["before_model_callback", "after_model_callback"]
+    """``before_model_callback``: it answered, no model was called. ``after_model_callback``: it
+    replaced the model's response (returned another, or edited it in place)."""
+    model_response: ModelOutput | None = None
+    """What the model answered before an ``after_model_callback`` replaced it (None for a
+    ``before_model_callback``)."""
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class Event(_Model):
     """One entry in a session's history.
 
@@ -85,6 +116,9 @@ class Event(_Model):
     custom_metadata: dict[str, Any] | None = None
     model_version: str | None = None
     actions: EventActions = Field(default_factory=EventActions)
+    callback_response: CallbackResponse | None = Field(default=None, exclude_if=_is_none)
+    """Set only when a model callback gave this event's response (see CallbackResponse). Left out
+    of the JSON when None (``exclude_if``, pydantic 2.12): every other event serializes as before."""
 
     def function_calls(self) -> list[FunctionCall]:
         return self.content.function_calls() if self.content else []
