@@ -91,6 +91,10 @@ class EvalCaseInput(BaseModel):
     record: bool = True
     attempt: int = 0
     """0, or the resume that runs this trial again (its sessions are then ``<trial>.<attempt>``)."""
+    mocks_local: bool | None = None
+    """Run mocked tools as local activities (adk_core.eval.interception.mocks_run_locally). A suite
+    says True; None (a trial started on its own, or by a suite from before this field) lets a
+    workflow patch decide, so trials recorded with mocks as activities replay as they ran."""
 
 
 class EvalSuiteRunResult(EvalSuiteResult):

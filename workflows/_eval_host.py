@@ -119,7 +119,10 @@ class _Heard(list[Event]):
 class DurableCaseHost:
     """One trial of ``case`` in the current workflow (adk_core.eval.CaseHost)."""
 
-    def __init__(self, case: EvalCase, apps: CaseApps, *, run_id: str, trial: int, attempt: int = 0) -> None:
+    def __init__(
+        self, case: EvalCase, apps: CaseApps, *, run_id: str, trial: int, attempt: int = 0,
+        mocks_local: bool | None = None,
+    ) -> None:
         self.case = case
         self.apps = apps
         isolate = not uses_child_workflows(apps.system.root_agent)
@@ -129,8 +132,11 @@ class DurableCaseHost:
             app_name = storage_app_name(app.name, run_id, named) if isolate else app.name
             return c.SessionKey(app_name=app_name, user_id=EVAL_USER_ID, session_id=f"{run_id}/{named}/{session}")
 
-        # Trials started before mocks ran as local activities replay with their mocks as activities.
-        local_mocks = mocks_run_locally if workflow.patched(MOCKS_LOCAL_PATCH) else None
+        # A suite says; otherwise a patch, so trials started before mocks ran locally replay as they ran
+        # (the patch costs a marker and a search-attribute upsert, which a suite's children skip).
+        if mocks_local is None:
+            mocks_local = workflow.patched(MOCKS_LOCAL_PATCH)
+        local_mocks = mocks_run_locally if mocks_local else None
         self._main = _TrialInvoker(apps.system, key(apps.system, "main"), tool_execution=local_mocks)
         self._users = _TrialInvoker(apps.users, key(apps.users, "users"))
         self._users_ready = asyncio.Lock()

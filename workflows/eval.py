@@ -89,7 +89,8 @@ class EvalCaseWorkflow:
         with workflow.unsafe.imports_passed_through():
             case = find_case(input.suite, input.case_name)  # an AdkError here fails the workflow, once
         apps = register_case(case, registry)
-        host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial, attempt=input.attempt)
+        host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial, attempt=input.attempt,
+                               mocks_local=input.mocks_local)  # fmt: skip
         result = (await drive_case(case, host, trial=input.trial)).model_copy(update={"events": []})
         # A metric may measure a value that is not JSON; keep its repr rather than fail to return.
         result = EvalResult.model_validate_json(to_json(result, fallback=repr))
@@ -267,7 +268,7 @@ class EvalSuiteWorkflow:
     async def _run_trial(self, input: EvalSuiteInput, suite: str, run_id: str, name: str, index: int) -> EvalResult:
         attempt = input.resume
         child = EvalCaseInput(suite=suite, case_name=name, run_id=run_id, trial=index, record=input.record,
-                              attempt=attempt)  # fmt: skip
+                              attempt=attempt, mocks_local=True)  # fmt: skip
         try:
             return await workflow.execute_child_workflow(
                 EvalCaseWorkflow.run, child,

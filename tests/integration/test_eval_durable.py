@@ -17,7 +17,13 @@ from adk_core.eval import run_eval, run_eval_suite
 from adk_core.eval.store import EvalResultStore
 from adk_core.types import Event
 from adk_temporal.replay import replayer
-from adk_temporal.workflows.eval import EvalSuiteInput, EvalSuiteRunResult, EvalSuiteWorkflow
+from adk_temporal.workflows.eval import (
+    EvalCaseInput,
+    EvalCaseWorkflow,
+    EvalSuiteInput,
+    EvalSuiteRunResult,
+    EvalSuiteWorkflow,
+)
 from adkt.embedded import TemporalDevServer
 from adkt.embedded.temporal import temporal_binary
 from examples.eval_chest_pain import chest_pain_case
@@ -81,7 +87,16 @@ async def test_the_chest_pain_case_passes_durably_as_in_process(durable_stack: D
     # The mocked tool ran as a local activity (a marker, no server task); the passed-through ones as activities.
     history = await durable_stack.client.client.get_workflow_handle(
         f"adk-eval/{suite.run_id}/case/chest-pain-escalation/0").fetch_history()
-    activity_tools, local_tools = [], []
+    activity_tools, local_tools = _tools_run(history)
+    assert "read" not in activity_tools and activity_tools, activity_tools
+    assert local_tools, "the mocked read ran as a local activity"
+    replayed = await replayer([]).replay_workflow(history, raise_on_replay_failure=True)
+    assert replayed.replay_failure is None
+
+
+def _tools_run(history: Any) -> tuple[list[str], int]:
+    """The tools a case workflow's history ran as activities (by name), and its local tool calls."""
+    activity_tools, local_tools = [], 0
     for e in history.events:
         if e.HasField("activity_task_scheduled_event_attributes"):
             attrs = e.activity_task_scheduled_event_attributes
@@ -89,12 +104,21 @@ async def test_the_chest_pain_case_passes_durably_as_in_process(durable_stack: D
                 activity_tools.append(json.loads(attrs.input.payloads[0].data)["tool_name"])
         elif e.marker_recorded_event_attributes.marker_name == "core_local_activity":
             marker = json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
-            if marker["activity_type"] == "adk.run_tool":
-                local_tools.append(marker["activity_type"])
-    assert "read" not in activity_tools and activity_tools, activity_tools
-    assert local_tools, "the mocked read ran as a local activity"
-    replayed = await replayer([]).replay_workflow(history, raise_on_replay_failure=True)
-    assert replayed.replay_failure is None
+            local_tools += marker["activity_type"] == "adk.run_tool"
+    return activity_tools, local_tools
+
+
+async def test_a_case_workflow_started_on_its_own_runs_mocks_locally_too(durable_stack: DurableStack) -> None:
+    run_id = f"t-{uuid.uuid4().hex[:8]}"
+    handle = await durable_stack.client.client.start_workflow(
+        EvalCaseWorkflow.run,
+        EvalCaseInput(suite="examples.eval_chest_pain:chest_pain_case", case_name="chest-pain-escalation",
+                      run_id=run_id, record=False),  # no mocks_local: a workflow patch decides
+        id=f"adk-eval/{run_id}/case/chest-pain-escalation/0", task_queue=durable_stack.task_queue,
+    )  # fmt: skip
+    assert (await handle.result()).status == "passed"
+    activity_tools, local_tools = _tools_run(await handle.fetch_history())
+    assert "read" not in activity_tools and local_tools
 
 
 async def test_trials_run_in_their_own_sessions_and_app_state(durable_stack: DurableStack) -> None:
