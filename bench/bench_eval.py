@@ -100,16 +100,17 @@ async def _timed(fn: Callable[[], Awaitable[EvalSuiteResult]], n: int, cpu: dict
     return time.perf_counter() - t0
 
 
-def _server_cpu() -> float:
-    """CPU seconds so far of this process's children: the dev server and Postgres it started."""
+def _server_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process's children, by kind: the dev server and Postgres it started."""
     import psutil
 
-    total = 0.0
+    totals = {"temporal": 0.0, "postgres": 0.0}
     for child in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.NoSuchProcess):
             times = child.cpu_times()
-            total += times.user + times.system
-    return total
+            kind = "temporal" if "temporal" in child.name() else "postgres"
+            totals[kind] += times.user + times.system
+    return totals
 
 
 async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
@@ -144,7 +145,7 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
                 id=f"adk-eval/{run_id}", task_queue="bench-eval", result_type=EvalSuiteRunResult,
             )
 
-        server_cpu: dict[str, float] = {}
+        server_cpu: dict[str, dict[str, float]] = {}
         try:
             console.print("durable: warm-up (5 cases)")
             await durable(None, names[:5])
@@ -152,7 +153,8 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
                 name = f"durable_{mode}"
                 before = _server_cpu()
                 wall[name] = await _timed(lambda c=concurrency: durable(c), len(suite), cpu, name)
-                server_cpu[name] = _server_cpu() - before
+                after = _server_cpu()
+                server_cpu[name] = {kind: after[kind] - before[kind] for kind in after}
         finally:
             await worker.shutdown()
             await asyncio.gather(task, return_exceptions=True)
@@ -162,7 +164,9 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
         "cases": len(suite), "latency_ms": args.latency_ms, "parallel": args.parallel, "model_calls_per_case": 2,
         "wall_s": wall, "cpu_s": cpu, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
         "worker_cpu_ms_per_trial": {k: v * per_trial for k, v in cpu.items() if k.startswith("durable")},
-        "server_cpu_ms_per_trial": {k: v * per_trial for k, v in server_cpu.items()},
+        "server_cpu_ms_per_trial": {k: sum(v.values()) * per_trial for k, v in server_cpu.items()},
+        "temporal_cpu_ms_per_trial": {k: v["temporal"] * per_trial for k, v in server_cpu.items()},
+        "postgres_cpu_ms_per_trial": {k: v["postgres"] * per_trial for k, v in server_cpu.items()},
         "ratios": ratios, "target_ratio": TARGET_RATIO,
         "meets_target": ratios["durable/in_process, parallel"] <= TARGET_RATIO,
     }
@@ -192,8 +196,8 @@ def main() -> None:
     for name, ratio in results["ratios"].items():
         console.print(f"{name}: {ratio:.3f}x (target <= {TARGET_RATIO}x)")
     for name, ms in results["worker_cpu_ms_per_trial"].items():
-        server = results["server_cpu_ms_per_trial"][name]
-        console.print(f"{name}: worker CPU {ms:.1f} ms per trial, dev server + Postgres {server:.1f} ms")
+        temporal, postgres = results["temporal_cpu_ms_per_trial"][name], results["postgres_cpu_ms_per_trial"][name]
+        console.print(f"{name}: worker CPU {ms:.1f} ms per trial, dev server {temporal:.1f} ms, Postgres {postgres:.1f} ms")
     console.print(f"load average during the run: {results['load_average']}")
     RESULTS.mkdir(exist_ok=True)
     default = args.latency_ms == LATENCY_S * 1000 and args.parallel == PARALLEL
