@@ -13,6 +13,10 @@ one in-process worker serving W1 (examples/w1.py) with ``max_cached_workflows`` 
      reports the mean of each and their ratio (goal: cold / hot <= 1.5);
   4. checks that none was lost: every conversation still runs and holds exactly its turns' events.
 
+While opening it records this process's garbage-collection pauses (GcPauses): a full collection
+walks every cached conversation's objects while holding the GIL, and a pause over 2 s fails the
+workflow task that was running (temporalio's deadlock detector; the task is retried).
+
 Run:  python bench/bench_idle.py [--conversations 10000] [--rounds 40] [--cache 1000]
 Writes bench/results/idle.json.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -47,6 +52,37 @@ USER = "idle-user"
 RESULTS = Path(__file__).resolve().parent / "results"
 EVENTS_PER_TURN = 8
 """W1 stores the user message, 4 model events and 3 tool results per turn."""
+
+
+class GcPauses:
+    """The cyclic collector's pauses in this process (gc.callbacks): each one holds the GIL, so a
+    long one stalls every workflow activation of the worker (its deadlock detector fires at 2 s)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self._started = 0.0
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds[info["generation"]].append(time.perf_counter() - self._started)
+
+    def summary(self) -> dict[str, Any]:
+        full = self.seconds[2]
+        return {
+            "collections": {f"gen{g}": len(s) for g, s in self.seconds.items()},
+            "full_collection_max_ms": round(max(full) * 1000, 1) if full else None,
+            "full_collection_mean_ms": round(statistics.fmean(full) * 1000, 1) if full else None,
+            "any_collection_max_ms": round(max(max(s, default=0.0) for s in self.seconds.values()) * 1000, 1),
+        }
 
 
 def rss_mb() -> float:
@@ -119,7 +155,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             tag = uuid.uuid4().hex[:6]
             ids = [f"idle-{tag}-{n:05d}" for n in range(args.conversations)]
             print(f"opening {len(ids)} conversations ({args.concurrency} at a time)...", flush=True)
-            seconds = await open_conversations(adk, ids, args.concurrency)
+            with GcPauses() as pauses:
+                seconds = await open_conversations(adk, ids, args.concurrency)
+            results["gc_while_opening"] = pauses.summary()
+            print(json.dumps(results["gc_while_opening"]), flush=True)
             after = await postgres_figures(stack.database_url)
             rss = rss_mb()
             results["open"] = {
