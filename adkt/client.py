@@ -294,6 +294,12 @@ class AdkClient:
             return merge.take()
 
         try:
+            if follower is not None:
+                # A query sent with the message reaches the worker with the message's workflow task and
+                # is answered in it, before the model call is scheduled (measured: 5-7 ms on the first
+                # token). The turn has no events to report that early: let the first partial or
+                # poll_interval come first.
+                await _notified_or_answered(follower, poll_interval, result)
             while True:
                 status = await self._query_turn(handle, query, result)
                 for event in await ordered(status.events):
