@@ -51,9 +51,11 @@ class StreamHub:
 
     def __init__(self, database_url: str, *, listener: NotifyListener | None = None) -> None:
         self.listener = listener or shared_listener(database_url)  # the simulator's page listens there too
+        # Autocommit: each read (and the finished turn's delete) is one statement, so no BEGIN before
+        # it and no ROLLBACK when the connection goes back (0.44-0.56 ms a read against 0.78-0.81 ms).
         self.engine: AsyncEngine = open_engine(
             database_url, pool_size=READ_POOL_SIZE, max_overflow=READ_POOL_OVERFLOW,
-            pool_timeout=READ_POOL_TIMEOUT_SECONDS,
+            pool_timeout=READ_POOL_TIMEOUT_SECONDS, isolation_level="AUTOCOMMIT",
         )  # fmt: skip
         self.closed = False
 
