@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
 from typing import Any
 
 from temporalio import workflow
@@ -37,18 +36,15 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.runtime import Runtime
     from adk_core.sessions import InMemorySessionService, Session
     from adk_core.tools.agent_tool import AgentTool
-    from adk_core.tools.base import BaseTool
-    from adk_core.tools.execution import ToolExecution
     from adk_core.types import Content, Event
     from adk_temporal.activities import contracts as c
 
     from ._invocation import DurableInvoker
-    from .runtime import TemporalRuntime
+    from .runtime import TemporalRuntime, ToolExecutionFor
     from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
 
 EVAL_USER_ID = "eval-user"
 MOCKS_LOCAL_PATCH = "eval-mocks-local-activities"
-ToolExecutionFor = Callable[[BaseTool], ToolExecution | None]
 MAX_LLM_CALLS = 500
 
 

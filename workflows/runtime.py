@@ -49,6 +49,8 @@ DEFAULT_TOOL_EXECUTION = ToolExecution()
 _WORKFLOW_TOOLS = (TransferToAgentTool, ExitLoopTool, LoadMemoryTool, LoadArtifactsTool, AgentTool)
 
 Waiter = Callable[[str, str], Awaitable[Any]]
+ToolExecutionFor = Callable[[BaseTool], ToolExecution | None]
+"""How a tool runs in a run that overrides its ``execution`` (the eval host runs mocks locally)."""
 
 
 def runs_in_workflow(tool: BaseTool) -> bool:
@@ -71,7 +73,7 @@ class TurnOutgrewRun(BaseException):  # noqa: N818  (a signal, not an error)
 class TemporalRuntime:
     def __init__(
         self, *, app_name: str, sessions: DurableSessionService, waiter: Waiter | None = None,
-        tool_execution: Callable[[BaseTool], ToolExecution | None] | None = None,
+        tool_execution: ToolExecutionFor | None = None,
     ) -> None:
         self.app_name = app_name
         self.sessions = sessions
