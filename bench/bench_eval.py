@@ -7,7 +7,9 @@ once, at least N / 20 * 2 s.
 
     in-process   adk_core.eval.run_eval_suite (in-memory sessions, nothing stored)
     durable      EvalSuiteWorkflow on one headless dev server (TEMPORAL_DEV_ARGS), sessions and
-                 results in an embedded Postgres (fsync off), one in-process worker (build_worker)
+                 results in an embedded Postgres (fsync off), one in-process worker (build_worker);
+                 twice: model calls as local activities (the default, ``durable``) and as activities
+                 of their own (``model_calls="activity"``, ``durable ... activities``)
 
 Reports wall seconds of each, the ratio durable / in-process (target <= 1.15 at 1 s latency), and
 CPU per trial: this process (the worker, plus the client's few calls) and the dev server's and
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -44,6 +47,8 @@ from adk_core.models import function_call_response, text_response  # noqa: E402
 
 N_CASES = 100
 LATENCY_S = 1.0
+JITTER = 0.0
+"""Model latency spread: each call takes LATENCY_S * (1 +- JITTER), fixed per case and call (``--jitter``)."""
 PARALLEL = 20
 TARGET_RATIO = 1.15
 SUITE = "bench_eval:cases"
@@ -52,6 +57,8 @@ WORKER_OPTIONS: dict[str, Any] = dict(
     max_cached_workflows=1000,
 )
 RESULTS = ROOT / "bench" / "results"
+MODEL_CALLS = {"": "local_activity", "_activities": "activity"}
+"""Durable runs by EvalSuiteInput.model_calls: the default (local activities) and activities of their own."""
 
 
 class SleepyModel:
@@ -60,9 +67,19 @@ class SleepyModel:
     name = "sleepy-scripted"
 
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
-        await asyncio.sleep(LATENCY_S)
         responses = [r.response for c in request.contents for r in c.function_responses()]
+        await asyncio.sleep(_latency(request, call=len(responses)))
         yield text_response(f"value {responses[-1]['value']}") if responses else function_call_response("lookup", {"key": "k"})
+
+
+def _latency(request: LlmRequest, call: int) -> float:
+    """LATENCY_S, spread by +-JITTER: the same for a case's call in every run (a hash of the case's
+    message and the call's number), so in-process and durable runs wait exactly as long."""
+    if not JITTER:
+        return LATENCY_S
+    first = next((p.text for c in request.contents for p in c.parts if p.text), "")
+    u = int(hashlib.sha256(f"{first}/{call}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return LATENCY_S * (1 + JITTER * (2 * u - 1))
 
 
 def lookup(key: str) -> dict:
@@ -137,31 +154,38 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
         worker = build_worker(client, [], task_queue="bench-eval", eval_cases=[SUITE], **stack.services, **WORKER_OPTIONS)
         task = asyncio.create_task(worker.run())
 
-        async def durable(concurrency: int | None, selected: list[str] = names) -> EvalSuiteRunResult:
+        async def durable(concurrency: int | None, selected: list[str] = names,
+                          model_calls: str = "local_activity") -> EvalSuiteRunResult:  # fmt: skip
             run_id = f"bench-{uuid.uuid4().hex[:8]}"
             return await client.execute_workflow(
                 EvalSuiteWorkflow.run,
-                EvalSuiteInput(suite=SUITE, run_id=run_id, cases=selected, max_concurrency=concurrency),
+                EvalSuiteInput(suite=SUITE, run_id=run_id, cases=selected, max_concurrency=concurrency,
+                               model_calls=model_calls),  # fmt: skip
                 id=f"adk-eval/{run_id}", task_queue="bench-eval", result_type=EvalSuiteRunResult,
             )
 
         server_cpu: dict[str, dict[str, float]] = {}
         try:
-            console.print("durable: warm-up (5 cases)")
-            await durable(None, names[:5])
+            console.print("durable: warm-up (5 cases, each way of calling models)")
+            for calls in MODEL_CALLS.values():
+                await durable(None, names[:5], calls)
             for mode, concurrency in modes:
-                name = f"durable_{mode}"
-                before = _server_cpu()
-                wall[name] = await _timed(lambda c=concurrency: durable(c), len(suite), cpu, name)
-                after = _server_cpu()
-                server_cpu[name] = {kind: after[kind] - before[kind] for kind in after}
+                for suffix, calls in MODEL_CALLS.items():
+                    name = f"durable_{mode}{suffix}"
+                    before = _server_cpu()
+                    wall[name] = await _timed(lambda c=concurrency, m=calls: durable(c, model_calls=m), len(suite), cpu, name)
+                    after = _server_cpu()
+                    server_cpu[name] = {kind: after[kind] - before[kind] for kind in after}
         finally:
             await worker.shutdown()
             await asyncio.gather(task, return_exceptions=True)
     per_trial = 1000.0 / len(suite)
-    ratios = {f"durable/in_process, {mode}": wall[f"durable_{mode}"] / wall[f"in_process_{mode}"] for mode, _ in modes}
+    ratios = {
+        f"durable{suffix}/in_process, {mode}": wall[f"durable_{mode}{suffix}"] / wall[f"in_process_{mode}"]
+        for mode, _ in modes for suffix in MODEL_CALLS
+    }
     return {
-        "cases": len(suite), "latency_ms": args.latency_ms, "parallel": args.parallel, "model_calls_per_case": 2,
+        "cases": len(suite), "latency_ms": args.latency_ms, "jitter": args.jitter, "parallel": args.parallel, "model_calls_per_case": 2,
         "wall_s": wall, "cpu_s": cpu, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
         "worker_cpu_ms_per_trial": {k: v * per_trial for k, v in cpu.items() if k.startswith("durable")},
         "server_cpu_ms_per_trial": {k: sum(v.values()) * per_trial for k, v in server_cpu.items()},
@@ -177,14 +201,18 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=N_CASES)
     parser.add_argument("--latency-ms", type=float, default=LATENCY_S * 1000)
     parser.add_argument("--parallel", type=int, default=PARALLEL, help="trials at once (default 20)")
+    parser.add_argument("--jitter", type=float, default=JITTER,
+                        help="spread model latency by +- this fraction (0.5: 0.5-1.5 s at 1 s), the same per call in every run")
     parser.add_argument("--sequential", action="store_true", help="also one trial at a time (slow at 1 s latency)")
     args = parser.parse_args()
     import bench_eval  # the module the worker serves: its latency is the one that counts
 
     bench_eval.LATENCY_S = args.latency_ms / 1000
+    bench_eval.JITTER = args.jitter
     console = Console()
     results = asyncio.run(run_bench(args, console))
-    table = Table(title=f"{results['cases']} eval cases, {args.latency_ms:.0f} ms per model call, 2 calls per case, "
+    spread = f" (+-{args.jitter:.0%})" if args.jitter else ""
+    table = Table(title=f"{results['cases']} eval cases, {args.latency_ms:.0f} ms{spread} per model call, 2 calls per case, "
                         f"{args.parallel} at once")  # fmt: skip
     for column in ("run", "wall s", "ms per case", "CPU ms per case (this process)"):
         table.add_column(column)
@@ -201,7 +229,8 @@ def main() -> None:
     console.print(f"load average during the run: {results['load_average']}")
     RESULTS.mkdir(exist_ok=True)
     default = args.latency_ms == LATENCY_S * 1000 and args.parallel == PARALLEL
-    name = "eval.json" if default else f"eval-{args.latency_ms:.0f}ms-p{args.parallel}.json"
+    spread = f"-jitter{args.jitter:g}" if args.jitter else ""
+    name = f"eval{spread}.json" if default else f"eval-{args.latency_ms:.0f}ms-p{args.parallel}{spread}.json"
     (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
 
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -19,6 +19,10 @@ MAX_RUN_ID_LENGTH = 100
 DEFAULT_MAX_HISTORY_EVENTS = 4_000
 """A suite continues as new once its history holds this many events (or when Temporal suggests it,
 whichever comes first): about 6 events per trial, so some 600 trials per run of the chain."""
+ModelCalls = Literal["local_activity", "activity"]
+MAX_TRIAL_RESTARTS = 3
+"""How many times a trial with local model calls starts over after a lost workflow task left
+other answers in its sessions (StoredByLostTask); each needs a worker lost mid-trial."""
 MAX_UNRECORDED_TRIALS = 2_000
 """Without the results store (``record=false``) a suite keeps every result in memory and cannot
 continue as new, so its history and its result must fit one run: at most this many trials."""
@@ -45,6 +49,12 @@ class EvalSuiteInput(BaseModel):
     resume: int = 0
     """0: a new run. n >= 1: the n-th resume of ``run_id`` (``adkt eval resume``): trials the store
     already holds are not run again; the others run in sessions of their own (``<trial>.<n>``)."""
+    model_calls: ModelCalls = "local_activity"
+    """How trials call models: ``local_activity`` (no server task per call: the trial's steps are
+    recorded together, at the latest every few seconds; a worker lost mid-trial runs it again from the
+    last recorded step, in new sessions if a model answers otherwise) or ``activity`` (each call an
+    activity of its own: for calls of minutes, or to see every call as an activity in Temporal's UI).
+    An agent with a ``model_task_queue`` calls through its queue either way."""
     max_history_events: int | None = None
     """Continue as new once the history holds this many events (default DEFAULT_MAX_HISTORY_EVENTS,
     or earlier when Temporal suggests it). Only with ``record``: the results store carries the results."""
@@ -77,7 +87,9 @@ class EvalSuiteInput(BaseModel):
         return value
 
 
-_RESUMED_OPTIONS = ("cases", "trials", "max_concurrency", "stop_on_first_failure", "max_history_events")
+_RESUMED_OPTIONS = (
+    "cases", "trials", "max_concurrency", "stop_on_first_failure", "max_history_events", "model_calls",
+)
 """What a resume takes over from the stored run's config (the rest is the run's id and suite)."""
 
 
@@ -95,6 +107,8 @@ class EvalCaseInput(BaseModel):
     """Run mocked tools as local activities (adk_core.eval.interception.mocks_run_locally). A suite
     says True; None (a trial started on its own, or by a suite from before this field) lets a
     workflow patch decide, so trials recorded with mocks as activities replay as they ran."""
+    model_calls: ModelCalls = "activity"
+    """EvalSuiteInput.model_calls; ``activity`` for trials started before the field (they replay so)."""
 
 
 class EvalSuiteRunResult(EvalSuiteResult):

@@ -9,10 +9,17 @@ registered one (``TemporalRuntime(app_name=...)`` is what activities resolve). A
 child-workflow branches or agent tools keeps the registered name (the child reads the session by
 it), and then only session ids keep trials apart.
 
-Model calls (system, user agents, judges) are ``adk.generate_content`` activities, passed-through
-tools ``adk.run_tool`` activities as the tool says, and mocked tools ``adk.run_tool`` local
-activities (``mocks_run_locally``: no server task for a stand-in), by way of TemporalRuntime;
-scripted users, bridges and metrics run here, in the workflow.
+Model calls (system, user agents, judges) are ``adk.generate_content`` activities, or local
+activities when the suite says ``model_calls="local_activity"`` (its default); passed-through tools
+``adk.run_tool`` activities as the tool says, and mocked tools ``adk.run_tool`` local activities
+(``mocks_run_locally``: no server task for a stand-in), by way of TemporalRuntime; scripted users,
+bridges and metrics run here, in the workflow.
+
+With local model calls, a trial's steps are recorded when its workflow task completes (at the latest
+every few seconds, as the task heartbeats). A worker that dies before that leaves events in the store
+that the task, run again, makes anew under the same ids; when they differ (a model answers otherwise),
+the commit raises StoredByLostTask and EvalCaseWorkflow runs the trial again in sessions of its own
+(``restart``: ``<trial>r<n>``), so a trial's stored trace is always the one it was scored on.
 """
 
 from __future__ import annotations
@@ -41,17 +48,24 @@ with workflow.unsafe.imports_passed_through():
 
     from ._invocation import DurableInvoker
     from .runtime import TemporalRuntime, ToolExecutionFor
-    from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
+    from .services import (
+        DurableArtifactService,
+        DurableMemoryService,
+        DurableSessionService,
+        StoredByLostTask,
+    )
 
 EVAL_USER_ID = "eval-user"
 MOCKS_LOCAL_PATCH = "eval-mocks-local-activities"
 MAX_LLM_CALLS = 500
 
 
-def trial_key(trial: int, attempt: int = 0) -> str:
+def trial_key(trial: int, attempt: int = 0, restart: int = 0) -> str:
     """What names a trial's sessions: ``<trial>``, or ``<trial>.<attempt>`` when a resumed suite runs
-    it again (the cancelled attempt's sessions keep their events; a new attempt starts clean)."""
-    return f"{trial}.{attempt}" if attempt else str(trial)
+    it again (the cancelled attempt's sessions keep their events; a new attempt starts clean), with
+    ``r<restart>`` when the trial started over after a lost workflow task (StoredByLostTask)."""
+    named = f"{trial}.{attempt}" if attempt else str(trial)
+    return f"{named}r{restart}" if restart else named
 
 
 def storage_app_name(registered: str, run_id: str, trial: int | str) -> str:
@@ -79,11 +93,13 @@ class _TrialInvoker(DurableInvoker):
     """
 
     def __init__(self, app: App, key: c.SessionKey, *, agent: BaseAgent | None = None,
-                 shared: _TrialInvoker | None = None, tool_execution: ToolExecutionFor | None = None) -> None:  # fmt: skip
+                 shared: _TrialInvoker | None = None, tool_execution: ToolExecutionFor | None = None,
+                 model_calls_local: bool = False) -> None:  # fmt: skip
         self.key = key
         self.sessions = shared.sessions if shared else DurableSessionService(key)
+        self.sessions.restart_on_conflict = model_calls_local or self.sessions.restart_on_conflict
         self.runtime = shared.runtime if shared else TemporalRuntime(
-            app_name=app.name, sessions=self.sessions, tool_execution=tool_execution
+            app_name=app.name, sessions=self.sessions, tool_execution=tool_execution, model_calls_local=model_calls_local,
         )
         self.session = shared.session if shared else None
         self.runner = Runner(
@@ -117,12 +133,12 @@ class DurableCaseHost:
 
     def __init__(
         self, case: EvalCase, apps: CaseApps, *, run_id: str, trial: int, attempt: int = 0,
-        mocks_local: bool | None = None,
+        mocks_local: bool | None = None, model_calls_local: bool = False, restart: int = 0,
     ) -> None:
         self.case = case
         self.apps = apps
         isolate = not uses_child_workflows(apps.system.root_agent)
-        named = trial_key(trial, attempt)
+        named = trial_key(trial, attempt, restart)
 
         def key(app: App, session: str) -> c.SessionKey:
             app_name = storage_app_name(app.name, run_id, named) if isolate else app.name
@@ -133,8 +149,10 @@ class DurableCaseHost:
         if mocks_local is None:
             mocks_local = workflow.patched(MOCKS_LOCAL_PATCH)
         local_mocks = mocks_run_locally if mocks_local else None
-        self._main = _TrialInvoker(apps.system, key(apps.system, "main"), tool_execution=local_mocks)
-        self._users = _TrialInvoker(apps.users, key(apps.users, "users"))
+        self._model_calls_local = model_calls_local
+        self._main = _TrialInvoker(apps.system, key(apps.system, "main"), tool_execution=local_mocks,
+                                   model_calls_local=model_calls_local)  # fmt: skip
+        self._users = _TrialInvoker(apps.users, key(apps.users, "users"), model_calls_local=model_calls_local)
         self._users_ready = asyncio.Lock()
         self._user_invokers: dict[str, _TrialInvoker] = {}
         # Judges read a transcript and answer once: a scratch session in the workflow is enough.
@@ -145,13 +163,13 @@ class DurableCaseHost:
         return self._main.runtime
 
     async def start(self, *, initial_state: dict[str, Any]) -> None:
-        _check_new(await self._main.load(create=True, initial_state=initial_state))
+        _check_new(await self._main.load(create=True, initial_state=initial_state), self._main.sessions)
 
     async def _user_session(self) -> Session:
         """The user agents' session, created when a user agent first runs (many cases have none)."""
         async with self._users_ready:  # parallel tool yields ask at once; one load
             if self._users.session is None:
-                _check_new(await self._users.load(create=True, initial_state=None))
+                _check_new(await self._users.load(create=True, initial_state=None), self._users.sessions)
         assert self._users.session is not None
         return self._users.session
 
@@ -175,7 +193,8 @@ class DurableCaseHost:
         return await self._user_session()
 
     async def run_judge(self, agent: LlmAgent, message: Content) -> list[Event]:
-        runtime = TemporalRuntime(app_name=self.apps.judges.name, sessions=DurableSessionService(self._judge_key))
+        runtime = TemporalRuntime(app_name=self.apps.judges.name, sessions=DurableSessionService(self._judge_key),
+                                  model_calls_local=self._model_calls_local)  # fmt: skip
         runner = Runner(
             app_name=self._judge_key.app_name, agent=agent, runtime=runtime, auto_create_session=True,
             session_service=InMemorySessionService(clock=runtime.now, id_factory=runtime.new_id),
@@ -185,7 +204,11 @@ class DurableCaseHost:
         return [e async for e in events if not e.partial]
 
 
-def _check_new(session: Session) -> None:
+def _check_new(session: Session, sessions: DurableSessionService) -> None:
+    if session.events and sessions.restart_on_conflict:
+        # Local model calls: a workflow task that stored this trial's first steps was lost (or, rarely,
+        # the run id was used before); either way the trial starts over in sessions of its own.
+        raise StoredByLostTask(sessions.key, "already holds events of a run Temporal did not record")
     if session.events:
         # A trial's sessions are new; finding events means the run id was used before.
         raise ApplicationError(

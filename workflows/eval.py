@@ -33,7 +33,15 @@ from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflo
 
 with workflow.unsafe.imports_passed_through():
     from adk_core.errors import AdkError
-    from adk_core.eval import EvalError, EvalResult, EvalSummary, combine_trials, drive_case
+    from adk_core.eval import (
+        CaseApps,
+        EvalCase,
+        EvalError,
+        EvalResult,
+        EvalSummary,
+        combine_trials,
+        drive_case,
+    )
     from adk_core.eval.results import summarize
     from adk_core.eval.store import CaseRecord, RunRecord, TrialRecord
     from adk_core.ids import escape_id_part, validate_id
@@ -45,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         EVAL_WORKFLOW_PREFIX,
         MAX_RESULTS_INLINE,
         MAX_RUN_ID_LENGTH,
+        MAX_TRIAL_RESTARTS,
         MAX_UNRECORDED_TRIALS,
         EvalCaseInput,
         EvalProgress,
@@ -54,7 +63,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ._eval_host import DurableCaseHost, trial_key
     from .app_scope import worker_apps
-    from .services import STORE_RETRY, STORE_TIMEOUT
+    from .services import STORE_RETRY, STORE_TIMEOUT, StoredByLostTask
 
 __all__ = [
     "EVAL_WORKFLOW_PREFIX",
@@ -89,15 +98,31 @@ class EvalCaseWorkflow:
         with workflow.unsafe.imports_passed_through():
             case = find_case(input.suite, input.case_name)  # an AdkError here fails the workflow, once
         apps = register_case(case, registry)
-        host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial, attempt=input.attempt,
-                               mocks_local=input.mocks_local)  # fmt: skip
-        result = (await drive_case(case, host, trial=input.trial)).model_copy(update={"events": []})
+        result = (await self._drive(input, case, apps)).model_copy(update={"events": []})
         # A metric may measure a value that is not JSON; keep its repr rather than fail to return.
         result = EvalResult.model_validate_json(to_json(result, fallback=repr))
         if input.record:
             await _record(ec.RECORD_TRIAL, ec.RecordTrialInput(run_id=input.run_id, trial=TrialRecord.from_result(result)),
                           f"record {case.name} trial {input.trial}")  # fmt: skip
         return result
+
+    async def _drive(self, input: EvalCaseInput, case: EvalCase, apps: CaseApps) -> EvalResult:
+        """The trial, started over in new sessions when a lost workflow task left other answers in
+        its sessions (StoredByLostTask: only with local model calls), at most MAX_TRIAL_RESTARTS times."""
+        local = input.model_calls == "local_activity"
+        for restart in range(MAX_TRIAL_RESTARTS + 1):
+            host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial, attempt=input.attempt,
+                                   mocks_local=input.mocks_local, model_calls_local=local, restart=restart)  # fmt: skip
+            try:
+                return await drive_case(case, host, trial=input.trial)
+            except StoredByLostTask as lost:
+                workflow.logger.warning("eval trial %s#%d starts over in new sessions: %s", case.name, input.trial, lost)
+        raise ApplicationError(
+            f"trial {input.trial} of case {case.name!r} lost its workflow task {MAX_TRIAL_RESTARTS + 1} times after "
+            "storing events (workers dying mid-trial); look at the workers' logs, or run the suite with "
+            "model_calls='activity'",
+            type="EvalTrialLost", non_retryable=True,
+        )
 
 
 @workflow.defn(name="EvalSuiteWorkflow", failure_exception_types=[AdkError])
@@ -268,7 +293,7 @@ class EvalSuiteWorkflow:
     async def _run_trial(self, input: EvalSuiteInput, suite: str, run_id: str, name: str, index: int) -> EvalResult:
         attempt = input.resume
         child = EvalCaseInput(suite=suite, case_name=name, run_id=run_id, trial=index, record=input.record,
-                              attempt=attempt, mocks_local=True)  # fmt: skip
+                              attempt=attempt, mocks_local=True, model_calls=input.model_calls)  # fmt: skip
         try:
             return await workflow.execute_child_workflow(
                 EvalCaseWorkflow.run, child,

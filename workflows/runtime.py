@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from opentelemetry import trace
@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from ._turn_stream import TurnStream
     from .contracts import AgentBranchInput, AgentToolInput, TurnContinuation
-    from .services import DurableSessionService
+    from .services import ACTIVITY_FAILURES, ActivityFailure, DurableSessionService, failure_of
     from .summaries import model_call_summary
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
@@ -73,13 +73,17 @@ class TurnOutgrewRun(BaseException):  # noqa: N818  (a signal, not an error)
 class TemporalRuntime:
     def __init__(
         self, *, app_name: str, sessions: DurableSessionService, waiter: Waiter | None = None,
-        tool_execution: ToolExecutionFor | None = None,
+        tool_execution: ToolExecutionFor | None = None, model_calls_local: bool = False,
     ) -> None:
         self.app_name = app_name
         self.sessions = sessions
         self._waiter = waiter
         self._tool_execution = tool_execution
         """How a tool runs in this run, when not as its ``execution`` says (the eval host runs mocks locally)."""
+        self.model_calls_local = model_calls_local
+        """Model calls are local activities (eval trials, ``EvalSuiteInput.model_calls``): no task on the
+        server per call, recorded when the workflow task completes. An agent whose model calls go to a
+        task queue of their own (``model_task_queue``) still calls through it."""
         # SimulatorPlugin: requests stored by activity, decisions arrive by the `submit_decision` Update.
         self.simulator = SimulatorMailbox()
         self.simulator_channel = DurableSimulatorChannel(self)
@@ -198,18 +202,22 @@ class TemporalRuntime:
             commit_after=after,
         )
         execution = ctx.agent.execution
+        options: dict[str, Any] = dict(
+            result_type=c.ModelCallResult,
+            start_to_close_timeout=execution.model_timeout,
+            retry_policy=retry_policy(execution.model_retry),
+            summary=model_call_summary(ctx.agent.name, model.name, request, ctx.user_content),
+        )
         try:
-            result = await workflow.execute_activity(
-                c.GENERATE_CONTENT,
-                call,
-                result_type=c.ModelCallResult,
-                start_to_close_timeout=execution.model_timeout,
-                heartbeat_timeout=execution.model_heartbeat_timeout,
-                retry_policy=retry_policy(execution.model_retry),
-                task_queue=execution.model_task_queue,
-                summary=model_call_summary(ctx.agent.name, model.name, request, ctx.user_content),
-            )
-        except ActivityError as e:
+            if self.model_calls_local and execution.model_task_queue is None:
+                result = await workflow.execute_local_activity(c.GENERATE_CONTENT, call, **options)
+            else:
+                result = await workflow.execute_activity(
+                    c.GENERATE_CONTENT, call, heartbeat_timeout=execution.model_heartbeat_timeout,
+                    task_queue=execution.model_task_queue, **options,
+                )
+        except ACTIVITY_FAILURES as e:  # a local activity's failure comes bare (services.ACTIVITY_FAILURES)
+            self.sessions.check_lost_task(e)  # its ride-along commit met a lost task's events
             raise _model_error(e) from None
         self.sessions.acknowledge(commits[: result.stored_commits])
         for response in result.responses:
@@ -255,8 +263,8 @@ class TemporalRuntime:
                     c.RUN_TOOL, call, task_queue=execution.task_queue, heartbeat_timeout=execution.heartbeat_timeout,
                     **options,
                 )
-        except ActivityError as e:
-            cause = e.cause
+        except ACTIVITY_FAILURES as e:  # a local activity's failure comes bare (services.ACTIVITY_FAILURES)
+            cause = failure_of(e)
             if isinstance(cause, ApplicationError):
                 # A tool that raised with retry_errors on: the details say where its class lives.
                 origin = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}
@@ -349,9 +357,9 @@ def _state_for_activity(state: dict[str, Any], tool_name: str) -> dict[str, Any]
     return state
 
 
-def _model_error(error: ActivityError) -> Exception:
+def _model_error(error: ActivityFailure) -> Exception:
     """The ModelError the activity raised, rebuilt from the ApplicationError Temporal carried back."""
-    cause = error.cause
+    cause = failure_of(error)
     if not isinstance(cause, ApplicationError):
         return ModelError(str(cause or error), retryable=True)
     details = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}

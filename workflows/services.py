@@ -16,6 +16,8 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
@@ -42,6 +44,39 @@ events not yet stored). Only transient errors retry (a store outage); errors abo
 non-retryable and fail the turn at once (activities._fail_fast_on_adk_errors)."""
 
 
+class StoredByLostTask(BaseException):  # noqa: N818  (a signal, not an error)
+    """A commit met an event id the store holds with other content, in a run whose model calls are
+    local activities (``DurableSessionService.restart_on_conflict``, eval trials).
+
+    Local activities are recorded in history only when their workflow task completes. A worker
+    that died after one of them stored events leaves those events in the store while Temporal runs
+    the task again from the last recorded point: the same event ids, but a model asked again answers
+    otherwise. The new run is the one Temporal keeps, and it cannot be stored over the old one, so
+    its owner starts over in sessions of its own (EvalCaseWorkflow). A BaseException, so the
+    engine's error handling never turns it into an error event."""
+
+    def __init__(self, key: c.SessionKey, message: str) -> None:
+        super().__init__(f"session {key.session_id!r}: {message}")
+        self.key = key
+
+
+ACTIVITY_FAILURES = (ActivityError, ApplicationError, ActivityTimeoutError)
+"""How a failed activity reaches workflow code: an ActivityError carrying what failed as its cause,
+or, for a local activity, what failed itself (the activity's ApplicationError, or its timeout)."""
+ActivityFailure = ActivityError | ApplicationError | ActivityTimeoutError
+
+
+def failure_of(error: ActivityFailure) -> BaseException | None:
+    """What failed in a failed activity (ACTIVITY_FAILURES)."""
+    return error.cause if isinstance(error, ActivityError) else error
+
+
+def stored_by_lost_task(error: ActivityFailure) -> bool:
+    """Whether an activity failed on an event stored with other content (EventConflictError)."""
+    cause = failure_of(error)
+    return isinstance(cause, ApplicationError) and cause.type == "EventConflictError"
+
+
 class DurableSessionService(SessionService):
     """One session per workflow: commits queue up in ``unacked`` until an activity stores them."""
 
@@ -55,6 +90,9 @@ class DurableSessionService(SessionService):
         """Ids of events a child workflow already stored: applied here, not stored again."""
         self.unloaded_through: str | None = None
         """The newest stored event not held in the workflow's session copy (see history_cursor)."""
+        self.restart_on_conflict = False
+        """Raise StoredByLostTask on a conflicting commit rather than fail the turn: set where model
+        calls are local activities and the owner can start over (an eval trial)."""
 
     # The engine's commit path ------------------------------------------------------------------
     async def append_event(self, session: Session, event: Event) -> Event:
@@ -130,10 +168,20 @@ class DurableSessionService(SessionService):
     async def _store(self, name: str, arg: Any, result_type: type, *, summary: str) -> Any:
         # The session's own loads and commits retry until the store is back (SESSION_STORE_RETRY).
         # Local activities: one round trip less per commit, and the session store is on every worker.
-        return await workflow.execute_local_activity(
-            name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT, retry_policy=SESSION_STORE_RETRY,
-            summary=summary,
-        )
+        try:
+            return await workflow.execute_local_activity(
+                name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT,
+                retry_policy=SESSION_STORE_RETRY, summary=summary,
+            )
+        except ACTIVITY_FAILURES as e:
+            self.check_lost_task(e)
+            raise
+
+    def check_lost_task(self, error: ActivityFailure) -> None:
+        """Raise StoredByLostTask for a conflicting commit, where the owner starts over on one."""
+        if self.restart_on_conflict and stored_by_lost_task(error):
+            cause = failure_of(error)
+            raise StoredByLostTask(self.key, str(cause.message if isinstance(cause, ApplicationError) else cause))
 
     # The rest of the contract: a workflow serves one session ---------------------------------
     # What a durable run cannot offer raises UnsupportedOperationError, an AdkError: the turn fails

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import enum
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
@@ -45,6 +46,13 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "terminated"
                 "running": "cyan"}
 
 
+class ModelCalls(enum.StrEnum):
+    """EvalSuiteInput.model_calls, as the CLI offers it."""
+
+    local_activity = "local_activity"
+    activity = "activity"
+
+
 def _styled(status: str | None) -> str:
     return f"[{STATUS_STYLE.get(status or '', 'dim')}]{status or '-'}[/]"
 
@@ -60,6 +68,11 @@ def run(
     stop_on_first_failure: Annotated[bool, typer.Option("--stop-on-first-failure")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the suite result as JSON")] = False,
     address: Annotated[str | None, typer.Option("--address", help="Temporal address (with --durable)")] = None,
+    model_calls: Annotated[ModelCalls, typer.Option(
+        "--model-calls", case_sensitive=False,
+        help="with --durable: trials call models as local activities (fast; a trial whose worker dies runs again from its "
+             "last recorded step) or as activities of their own (calls of minutes; each call in Temporal's UI)",
+    )] = ModelCalls.local_activity,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Run every case of TARGET (or only those given with --case) and print a results table; exit code 1 when a case did not pass (failed, error, terminated or not evaluated)."""
@@ -68,7 +81,7 @@ def run(
         trials=trials, parallel=parallel, run_id=run_id, stop=stop_on_first_failure, database_url=database_url,
         case_names=case or None,
     )
-    coro = _durable(target, address=address, **options) if durable else _in_process(target, **options)
+    coro = _durable(target, address=address, model_calls=model_calls.value, **options) if durable else _in_process(target, **options)
     result = run_async(coro)
     if as_json:
         print(result.model_dump_json(indent=2))
@@ -176,7 +189,8 @@ async def _recorder(url: str | None, run_id: str, target: str, **config: object)
 
 
 async def _durable(target: str, *, address: str | None, trials: int | None, parallel: int | None, run_id: str,
-                   stop: bool, database_url: str | None, case_names: list[str] | None = None) -> EvalSuiteResult:  # fmt: skip
+                   stop: bool, database_url: str | None, case_names: list[str] | None = None,
+                   model_calls: str = "local_activity") -> EvalSuiteResult:  # fmt: skip
     from temporalio.common import WorkflowIDReusePolicy
 
     from adk_temporal.activities.eval_cases import normalize_ref
@@ -184,7 +198,7 @@ async def _durable(target: str, *, address: str | None, trials: int | None, para
 
     ref = normalize_ref(target)  # workers import cases by module name
     suite_input = EvalSuiteInput(suite=ref, run_id=run_id, cases=case_names, trials=trials, max_concurrency=parallel,
-                                 stop_on_first_failure=stop)  # fmt: skip
+                                 stop_on_first_failure=stop, model_calls=model_calls)  # fmt: skip
     return await _start_and_follow(suite_input, address=address, database_url=database_url,
                                    reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)  # fmt: skip
 

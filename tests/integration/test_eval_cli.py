@@ -144,11 +144,19 @@ async def test_run_durable_on_a_configured_stack(durable_stack: DurableStack) ->
     assert detail is not None and detail.run.mode == "durable" and detail.run.config == {"trials": 2, "max_concurrency": 1}
     assert [(t.trial, t.status) for t in detail.trials] == [(0, "passed"), (1, "passed")]
 
+    failing_id = _id()
     failing = await invoke(
         "eval", "run", "tests.integration.eval_apps:failing", "--durable", "--address", durable_stack.address,
-        "--database-url", durable_stack.database_url, env={"ADK_TASK_QUEUE": durable_stack.task_queue},
+        "--database-url", durable_stack.database_url, "--model-calls", "activity", "--run-id", failing_id,
+        env={"ADK_TASK_QUEUE": durable_stack.task_queue},
     )
     assert failing.exit_code == 1, failing.output
+    store = EvalResultStore(durable_stack.database_url)
+    try:
+        failed = await store.get_run(failing_id)
+    finally:
+        await store.close()
+    assert failed is not None and failed.run.config == {"model_calls": "activity"}  # the default is left out
 
 
 def test_durable_run_on_an_embedded_stack_then_list(tmp_path: Path) -> None:

@@ -90,8 +90,22 @@ async def test_the_chest_pain_case_passes_durably_as_in_process(durable_stack: D
     activity_tools, local_tools = _tools_run(history)
     assert "read" not in activity_tools and activity_tools, activity_tools
     assert local_tools, "the mocked read ran as a local activity"
+    model_activities, model_locals = model_calls_in(history)
+    assert model_activities == 0 and model_locals >= 3, "a suite's model calls are local activities by default"
     replayed = await replayer([]).replay_workflow(history, raise_on_replay_failure=True)
     assert replayed.replay_failure is None
+
+
+def model_calls_in(history: Any) -> tuple[int, int]:
+    """A case history's model calls: as activities, and as local activities (markers)."""
+    activities = markers = 0
+    for e in history.events:
+        if e.HasField("activity_task_scheduled_event_attributes"):
+            activities += e.activity_task_scheduled_event_attributes.activity_type.name == "adk.generate_content"
+        elif e.marker_recorded_event_attributes.marker_name == "core_local_activity":
+            marker = json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+            markers += marker["activity_type"] == "adk.generate_content"
+    return activities, markers
 
 
 def _tools_run(history: Any) -> tuple[list[str], int]:
@@ -117,8 +131,22 @@ async def test_a_case_workflow_started_on_its_own_runs_mocks_locally_too(durable
         id=f"adk-eval/{run_id}/case/chest-pain-escalation/0", task_queue=durable_stack.task_queue,
     )  # fmt: skip
     assert (await handle.result()).status == "passed"
-    activity_tools, local_tools = _tools_run(await handle.fetch_history())
+    history = await handle.fetch_history()
+    activity_tools, local_tools = _tools_run(history)
     assert "read" not in activity_tools and local_tools
+    model_activities, model_locals = model_calls_in(history)
+    assert model_activities >= 3 and model_locals == 0, "without a suite saying otherwise, model calls are activities"
+
+
+async def test_a_suite_with_model_calls_as_activities_runs_each_as_one(durable_stack: DurableStack) -> None:
+    suite = await _run_suite(durable_stack, suite="examples.eval_chest_pain:chest_pain_case", model_calls="activity")
+    assert [r.status for r in suite.results] == ["passed"]
+    history = await durable_stack.client.client.get_workflow_handle(
+        f"adk-eval/{suite.run_id}/case/chest-pain-escalation/0").fetch_history()
+    model_activities, model_locals = model_calls_in(history)
+    assert model_activities >= 3 and model_locals == 0
+    replayed = await replayer([]).replay_workflow(history, raise_on_replay_failure=True)
+    assert replayed.replay_failure is None
 
 
 async def test_trials_run_in_their_own_sessions_and_app_state(durable_stack: DurableStack) -> None:

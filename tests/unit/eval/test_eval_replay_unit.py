@@ -70,6 +70,9 @@ def test_resume_of_takes_the_stored_runs_options_and_counts_resumes() -> None:
     again = EvalSuiteInput.resume_of(run)
     assert (again.suite, again.run_id, again.trials, again.max_concurrency, again.max_history_events, again.resume) == (
         "m:cases", "r1", 3, 4, 900, 2)  # fmt: skip
+    assert again.model_calls == "local_activity"  # the default, left out of the stored config
+    as_activities = EvalSuiteInput.resume_of(run.model_copy(update={"config": {"model_calls": "activity"}}))
+    assert as_activities.model_calls == "activity"  # a resume calls models as the run did
     with pytest.raises(ValueError, match="only durable runs resume"):
         EvalSuiteInput.resume_of(run.model_copy(update={"mode": "in_process"}))
     with pytest.raises(ValueError, match="must be 0"):
