@@ -7,6 +7,7 @@ can compare runtimes: the same scenario must give the same log (ids and times as
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -324,7 +325,8 @@ async def on_tool_error_sees_the_tools_own_exception_class(driver: Driver) -> li
             "is_remote": isinstance(error, RemoteError),
         }
 
-    plan = [("fail", "value"), ("fail", "key"), ("fail", "empty"), ("fail", "stock"), ("fail_retried", "x")]
+    plan = [("fail", "value"), ("fail", "key"), ("fail", "empty"), ("fail", "stock"), ("fail_retried", "x"),
+            ("fail_retried_locally", "y")]
 
     def script(request: LlmRequest) -> Any:
         done = tool_responses_this_turn(request)
@@ -334,10 +336,18 @@ async def on_tool_error_sees_the_tools_own_exception_class(driver: Driver) -> li
         return text_response("handled")
 
     retried_once = ToolExecution(retry_errors=True, retry=RetryOptions(maximum_attempts=1))
+    # A local activity's failure reaches the workflow in another shape than an activity's: same outcome.
+    retried_once_locally = dataclasses.replace(retried_once, mode="local_activity")
+
+    def fail_retried_locally(kind: str) -> dict:
+        """Fail as fail_retried, in a local activity."""
+        raise InventoryError(f"still out of stock: {kind}")
+
     agent = LlmAgent(
         name="clerk",
         model=ScriptedModel(script),
-        tools=[fail, FunctionTool(fail_retried, execution=retried_once)],
+        tools=[fail, FunctionTool(fail_retried, execution=retried_once),
+               FunctionTool(fail_retried_locally, execution=retried_once_locally)],
         on_tool_error_callback=caught,
     )
     driver.register(App(name="tool_error_app", root_agent=agent))
@@ -347,13 +357,14 @@ async def on_tool_error_sees_the_tools_own_exception_class(driver: Driver) -> li
     here = __name__
     assert [s["class"] for s in seen] == [
         "builtins.ValueError", "builtins.KeyError", f"{here}.Shelf.Empty", f"{here}.InventoryError",
-        f"{here}.InventoryError",
+        f"{here}.InventoryError", f"{here}.InventoryError",
     ], seen
     assert [s["message"] for s in seen] == [
         "amount must be positive", "'sku-9'", "shelf 4 is empty", "out of stock: sku-9", "still out of stock: x",
+        "still out of stock: y",
     ]
-    assert [s["is_inventory"] for s in seen] == [False, False, False, True, True]
-    assert [s["is_lookup"] for s in seen] == [False, True, True, False, False]
+    assert [s["is_inventory"] for s in seen] == [False, False, False, True, True, True]
+    assert [s["is_lookup"] for s in seen] == [False, True, True, False, False, False]
     assert not any(s["is_remote"] for s in seen)
     return events
 

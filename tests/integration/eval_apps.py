@@ -7,6 +7,7 @@
     stops               a failing case then a passing one, for stop_on_first_failure
     unchecked           a passing case and one without metrics: not evaluated, so the run fails
     unmocked            a case whose system calls a tool without a mock: an ``error`` in phase system
+    refused             a case whose model refuses the request; its on_model_error callback falls back
     rescore_metrics     metrics for `adkt eval rescore`: the sum is 3 (the run's own ``right_sum`` wanted 4)
     imported            google-adk's weather eval set with judged criteria (data/judged_test_config.json):
                         two static cases pass, the scenario case is not evaluated on its trajectory
@@ -20,6 +21,7 @@ import json
 from pathlib import Path
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core.errors import ModelError
 from adk_core.eval import (
     END_CONVERSATION,
     EvalCase,
@@ -173,6 +175,28 @@ unmocked = [
     ),
 ]
 """``lookup`` has no mock, so the trial ends in an EvalToolError (phase ``system``)."""
+
+def _refuse(request: LlmRequest) -> LlmResponse:
+    raise ModelError("temperature is not supported with this model", status=400, provider="scripted")
+
+
+def _fall_back(callback_context, llm_request, error) -> LlmResponse | None:  # noqa: ANN001
+    if isinstance(error, ModelError) and error.status == 400:
+        return text_response(f"fell back after {error.status}")
+    return None  # anything else (not the ModelError the model raised) ends the trial in an error
+
+
+refused = [
+    EvalCase(
+        "refused",
+        app_or_agent=LlmAgent(name="calc", model=ScriptedModel(_refuse, name="scripted-refusing"),
+                              on_model_error_callback=_fall_back),  # fmt: skip
+        first_message="add one to x",
+        metrics=[metric("fell_back", lambda trace: trace.final_response() == "fell back after 400")],
+    ),
+]
+"""The model refuses the request (a non-retryable ModelError); an on_model_error callback that knows
+that error (class and status) answers instead, so the case passes only if the callback got it."""
 
 rescore_metrics = [
     metric("answers", lambda trace: bool(trace.final_response())),

@@ -28,7 +28,7 @@ from adkt.embedded import TemporalDevServer
 from adkt.embedded.temporal import temporal_binary
 from examples.eval_chest_pain import chest_pain_case
 from tests.integration.conftest import DurableStack
-from tests.integration.eval_apps import imported
+from tests.integration.eval_apps import imported, refused
 
 pytestmark = pytest.mark.integration
 
@@ -208,3 +208,11 @@ async def test_an_imported_google_adk_set_with_judged_criteria_scores_durably_as
         assert {k: m.model_dump() for k, m in durable.metrics.items()} == {k: m.model_dump() for k, m in in_process.metrics.items()}
     assert suite.results[0].metrics["final_response_match_v2"].value == [1.0, 1.0]
     assert suite.summary.not_evaluated == 1 and not suite.passed
+
+
+@pytest.mark.parametrize("model_calls", ["local_activity", "activity"])
+async def test_a_model_error_reaches_on_model_error_as_in_process(durable_stack: DurableStack, model_calls: str) -> None:
+    (local,) = (await run_eval_suite(refused)).results
+    suite = await _run_suite(durable_stack, suite="tests.integration.eval_apps:refused", model_calls=model_calls)
+    (durable,) = suite.results
+    assert local.status == durable.status == "passed", durable.error  # the callback saw the ModelError, status 400
