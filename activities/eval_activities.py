@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 from adk_core.eval import combine_trials, select_cases
 from adk_core.eval.results import summarize
 from adk_core.eval.store import CaseRecord, EvalResultStore
+from adk_core.sessions import Session, SessionService
 from adk_temporal.metrics import activity_metrics
 
 from . import eval_contracts as ec
@@ -30,9 +31,11 @@ class EvalActivities:
         apps: the worker's apps, which gain each listed case's apps.
     """
 
-    def __init__(self, store: EvalResultStore | None, apps: AppRegistry) -> None:
+    def __init__(self, store: EvalResultStore | None, apps: AppRegistry, *, sessions: SessionService | None = None) -> None:
         self.store = store
         self.apps = apps
+        self.sessions = sessions
+        """Where a trial's last events go when they come with its record (RecordTrialInput.events)."""
 
     def all(self) -> list:
         return [self.list_cases, self.record_run, self.record_trial, self.finish_run, self.recorded_trials,
@@ -70,7 +73,19 @@ class EvalActivities:
     @activity.defn(name=ec.RECORD_TRIAL)
     @_fail_fast_on_adk_errors
     async def record_trial(self, input: ec.RecordTrialInput) -> None:
-        await self._store().record_trial(input.run_id, input.trial)
+        store = self._store()
+        for batch in input.events:
+            # Before the record that points at them; idempotent by event id, so a retry repeats harmlessly.
+            # Each batch is its session's whole unstored tail, in order, so a ride-along write still
+            # running for the same session cannot reorder them.
+            key = batch.key
+            if self.sessions is None:
+                raise ApplicationError("this worker has no session service to store the trial's events",
+                                       type="ConfigurationError", non_retryable=True)  # fmt: skip
+            await self.sessions.append_events(
+                Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id), batch.events
+            )
+        await store.record_trial(input.run_id, input.trial)
         activity_metrics().eval_trials.add(1, {"status": input.trial.status})
 
     @activity.defn(name=ec.FINISH_RUN)

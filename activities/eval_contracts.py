@@ -7,6 +7,8 @@ from pydantic import BaseModel, Field
 from adk_core.eval import EvalResult, EvalSummary
 from adk_core.eval.store import CaseRecord, RunRecord, TrialRecord
 
+from .contracts import AppendEventsInput
+
 LIST_CASES = "adk.eval_list_cases"
 RECORD_RUN = "adk.eval_record_run"
 RECORD_TRIAL = "adk.eval_record_trial"
@@ -42,6 +44,9 @@ class RecordRunInput(BaseModel):
 class RecordTrialInput(BaseModel):
     run_id: str
     trial: TrialRecord
+    events: list[AppendEventsInput] = Field(default_factory=list)
+    """The trial's session events not stored yet, stored first (a trial with local model calls
+    stores its last events with its record: one local activity, not two)."""
 
 
 class FinishRunInput(BaseModel):

@@ -288,7 +288,7 @@ def build_worker(
         passthrough_modules=sorted(m for m in modules if not m.startswith("adk_core")),
         tracing=tracing,
         payload_storage=payload_storage,
-        eval_activities=EvalActivities(_eval_store(session_service), registry),
+        eval_activities=EvalActivities(_eval_store(session_service), registry, sessions=session_service),
     )
     # The worker's plugin carries the converter, workflows and activities; a client-side AdkPlugin
     # would be applied a second time, so the worker gets a copy of the client without it.

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from ._invocation import DurableInvoker
     from .runtime import TemporalRuntime, ToolExecutionFor
     from .services import (
+        ActivityFailure,
         DurableArtifactService,
         DurableMemoryService,
         DurableSessionService,
@@ -111,7 +112,10 @@ class _TrialInvoker(DurableInvoker):
     async def run(self, message: Content, state_delta: dict[str, Any] | None,
                   on_event: EventListener | None = None) -> list[Event]:  # fmt: skip
         events: list[Event] = _Heard(on_event) if on_event is not None else []
-        await self.invoke(message, state_delta=state_delta, max_llm_calls=MAX_LLM_CALLS, events=events)
+        # With local model calls the invocation's last events ride along with the session's next model
+        # call, or are stored with the trial's record (DurableCaseHost.unstored): a local activity less.
+        await self.invoke(message, state_delta=state_delta, max_llm_calls=MAX_LLM_CALLS, events=events,
+                          flush=not self.runtime.model_calls_local)  # fmt: skip
         return [e for e in events if not e.partial]
 
 
@@ -161,6 +165,29 @@ class DurableCaseHost:
     @property
     def runtime(self) -> Runtime:
         return self._main.runtime
+
+    def unstored(self) -> list[c.AppendEventsInput]:
+        """The trial's session events not stored yet (only with local model calls: the invocations
+        leave their last events queued), each session's in order."""
+        sessions = [self._main.sessions, *([self._users.sessions] if self._users.session is not None else [])]
+        return [
+            c.AppendEventsInput(key=s.key, events=s.take_commits(), after=s.commit_after()) for s in sessions if s.unacked
+        ]
+
+    def stored(self, batches: list[c.AppendEventsInput]) -> None:
+        """``batches`` (from ``unstored``) are stored."""
+        by_key = {(s.key.app_name, s.key.session_id): s for s in (self._main.sessions, self._users.sessions)}
+        for batch in batches:
+            by_key[(batch.key.app_name, batch.key.session_id)].acknowledge(batch.events)
+
+    async def flush(self) -> None:
+        """Store what ``unstored`` holds, as the sessions' own commits (a trial that records nothing)."""
+        await self._main.sessions.flush()
+        await self._users.sessions.flush()
+
+    def check_lost_task(self, error: ActivityFailure) -> None:
+        """StoredByLostTask when ``error`` is a store refusing this trial's events (local model calls)."""
+        self._main.sessions.check_lost_task(error)
 
     async def start(self, *, initial_state: dict[str, Any]) -> None:
         _check_new(await self._main.load(create=True, initial_state=initial_state), self._main.sessions)

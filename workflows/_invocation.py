@@ -66,6 +66,7 @@ class DurableInvoker:
     async def invoke(
         self, message: Content | None, *, state_delta: dict | None, max_llm_calls: int, events: list[Event],
         streaming_mode: str = "none", stream_id: str = "", continuation: TurnContinuation | None = None,
+        flush: bool = True,
     ) -> str:
         """Run one invocation, appending its events to ``events`` as they come; returns its id.
 
@@ -79,6 +80,9 @@ class DurableInvoker:
 
         Engine errors fail the invocation with an ApplicationError naming the error type, after
         the events made so far are stored.
+
+        Without ``flush``, the invocation's last events stay queued (``sessions.unacked``) for the
+        caller to store, or to ride along with the session's next model call (eval trials).
         """
         assert self.session is not None, "load() first"
         streams = streaming_mode == "sse" and bool(stream_id)
@@ -98,7 +102,8 @@ class DurableInvoker:
         try:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
                 events.append(event)
-            await self.sessions.flush()
+            if flush:
+                await self.sessions.flush()
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
             error_type = _error_type(e)
             # Stored as the error event's text: no NUL, which Postgres refuses.

@@ -63,7 +63,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ._eval_host import DurableCaseHost, trial_key
     from .app_scope import worker_apps
-    from .services import STORE_RETRY, STORE_TIMEOUT, StoredByLostTask
+    from .services import ACTIVITY_FAILURES, STORE_RETRY, STORE_TIMEOUT, StoredByLostTask
 
 __all__ = [
     "EVAL_WORKFLOW_PREFIX",
@@ -98,23 +98,22 @@ class EvalCaseWorkflow:
         with workflow.unsafe.imports_passed_through():
             case = find_case(input.suite, input.case_name)  # an AdkError here fails the workflow, once
         apps = register_case(case, registry)
-        result = (await self._drive(input, case, apps)).model_copy(update={"events": []})
-        # A metric may measure a value that is not JSON; keep its repr rather than fail to return.
-        result = EvalResult.model_validate_json(to_json(result, fallback=repr))
-        if input.record:
-            await _record(ec.RECORD_TRIAL, ec.RecordTrialInput(run_id=input.run_id, trial=TrialRecord.from_result(result)),
-                          f"record {case.name} trial {input.trial}")  # fmt: skip
-        return result
+        return await self._drive(input, case, apps)
 
     async def _drive(self, input: EvalCaseInput, case: EvalCase, apps: CaseApps) -> EvalResult:
-        """The trial, started over in new sessions when a lost workflow task left other answers in
-        its sessions (StoredByLostTask: only with local model calls), at most MAX_TRIAL_RESTARTS times."""
+        """The trial, recorded; started over in new sessions when a lost workflow task left other
+        answers in its sessions (StoredByLostTask: only with local model calls), at most
+        MAX_TRIAL_RESTARTS times."""
         local = input.model_calls == "local_activity"
         for restart in range(MAX_TRIAL_RESTARTS + 1):
             host = DurableCaseHost(case, apps, run_id=input.run_id, trial=input.trial, attempt=input.attempt,
                                    mocks_local=input.mocks_local, model_calls_local=local, restart=restart)  # fmt: skip
             try:
-                return await drive_case(case, host, trial=input.trial)
+                result = (await drive_case(case, host, trial=input.trial)).model_copy(update={"events": []})
+                # A metric may measure a value that is not JSON; keep its repr rather than fail to return.
+                result = EvalResult.model_validate_json(to_json(result, fallback=repr))
+                await self._record(input, case, host, result)
+                return result
             except StoredByLostTask as lost:
                 workflow.logger.warning("eval trial %s#%d starts over in new sessions: %s", case.name, input.trial, lost)
         raise ApplicationError(
@@ -123,6 +122,20 @@ class EvalCaseWorkflow:
             "model_calls='activity'",
             type="EvalTrialLost", non_retryable=True,
         )
+
+    async def _record(self, input: EvalCaseInput, case: EvalCase, host: DurableCaseHost, result: EvalResult) -> None:
+        """Record the trial, with its sessions' last events when the invocations left them queued."""
+        if not input.record:
+            await host.flush()
+            return
+        events = host.unstored()
+        record = ec.RecordTrialInput(run_id=input.run_id, trial=TrialRecord.from_result(result), events=events)
+        try:
+            await _record(ec.RECORD_TRIAL, record, f"record {case.name} trial {input.trial}")
+        except ACTIVITY_FAILURES as e:
+            host.check_lost_task(e)
+            raise
+        host.stored(events)
 
 
 @workflow.defn(name="EvalSuiteWorkflow", failure_exception_types=[AdkError])
