@@ -23,7 +23,7 @@ from adk_core import telemetry
 from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolContext
 from adk_core.agents.llm_agent import LlmAgent
 from adk_core.artifacts import ArtifactService
-from adk_core.errors import AdkError, ModelError, error_class_path, portable_args
+from adk_core.errors import AdkError, AlreadyExistsError, ModelError, error_class_path, portable_args
 from adk_core.flow.contents import contents_for_ref
 from adk_core.flow.functions import resumable_tail_start
 from adk_core.memory import MemoryService
@@ -186,10 +186,12 @@ class AdkActivities:
         get = dict(app_name=key.app_name, user_id=key.user_id, session_id=key.session_id)
         # One event more than asked for tells where the loaded tail starts.
         with telemetry.start_span("adk.session.load", store_span_attributes((key.app_name, key.user_id, key.session_id))):
-            session = await self.sessions.get_session(
-                **get, config=GetSessionConfig(num_recent_events=input.tail_events + 1)
-            )
-        created = False
+            session = await self._create_if_new(input, get)
+            created = session is not None
+            if session is None:
+                session = await self.sessions.get_session(
+                    **get, config=GetSessionConfig(num_recent_events=input.tail_events + 1)
+                )
         if session is None:
             if not input.create_if_missing:
                 raise ApplicationError(
@@ -211,6 +213,15 @@ class AdkActivities:
         unloaded_through = events[start - 1].id if start > 0 else None
         session.events = events[start:]
         return c.LoadSessionResult(session=session, unloaded_through=unloaded_through, created=created)
+
+    async def _create_if_new(self, input: c.LoadSessionInput, get: dict[str, str]) -> Session | None:
+        """The session, created now, when the workflow expects a new one; None when it exists already."""
+        if not (input.expect_new and input.create_if_missing):
+            return None
+        try:
+            return await self.sessions.create_session(**get, state=input.initial_state)
+        except AlreadyExistsError:
+            return None  # read below, as any existing session
 
     # --- model ------------------------------------------------------------------------------
     @activity.defn(name=c.GENERATE_CONTENT)

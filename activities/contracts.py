@@ -45,6 +45,9 @@ class LoadSessionInput(BaseModel):
     minimal_tail: bool = True
     """Bring only the suffix a new invocation needs (from the last agent event or the oldest
     unanswered long-running call); False brings all ``tail_events``."""
+    expect_new: bool = False
+    """With ``create_if_missing``: the session is most likely new (an eval trial's), so create it
+    first and read it only if it exists already (one query less for a new session)."""
 
 
 class LoadSessionResult(BaseModel):

@@ -190,13 +190,15 @@ class DurableCaseHost:
         self._main.sessions.check_lost_task(error)
 
     async def start(self, *, initial_state: dict[str, Any]) -> None:
-        _check_new(await self._main.load(create=True, initial_state=initial_state), self._main.sessions)
+        loaded = await self._main.load(create=True, initial_state=initial_state, expect_new=True)
+        _check_new(loaded, self._main.sessions)
 
     async def _user_session(self) -> Session:
         """The user agents' session, created when a user agent first runs (many cases have none)."""
         async with self._users_ready:  # parallel tool yields ask at once; one load
             if self._users.session is None:
-                _check_new(await self._users.load(create=True, initial_state=None), self._users.sessions)
+                loaded = await self._users.load(create=True, initial_state=None, expect_new=True)
+                _check_new(loaded, self._users.sessions)
         assert self._users.session is not None
         return self._users.session
 

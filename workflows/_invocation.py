@@ -47,8 +47,10 @@ class DurableInvoker:
             runtime=self.runtime,
         )
 
-    async def load(self, *, create: bool, initial_state: dict | None, tail_events: int = 20) -> Session:
-        result = await self.sessions.load(create_if_missing=create, initial_state=initial_state, tail_events=tail_events)
+    async def load(self, *, create: bool, initial_state: dict | None, tail_events: int = 20,
+                   expect_new: bool = False) -> Session:  # fmt: skip
+        result = await self.sessions.load(create_if_missing=create, initial_state=initial_state, tail_events=tail_events,
+                                          expect_new=expect_new)  # fmt: skip
         session = result.session
         loaded = (session.app_name, session.user_id, session.id)
         own = (self.key.app_name, self.key.user_id, self.key.session_id)

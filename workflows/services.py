@@ -139,10 +139,12 @@ class DurableSessionService(SessionService):
         self.acknowledge(events)
 
     async def load(
-        self, *, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool = True
+        self, *, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool = True,
+        expect_new: bool = False,
     ) -> c.LoadSessionResult:
-        """Load the session this workflow serves; its tail becomes the workflow's session copy."""
-        result = await self._read(create_if_missing, initial_state, tail_events, minimal_tail)
+        """Load the session this workflow serves; its tail becomes the workflow's session copy.
+        ``expect_new``: it is most likely new, so the store creates it first (LoadSessionInput)."""
+        result = await self._read(create_if_missing, initial_state, tail_events, minimal_tail, expect_new)
         self.unloaded_through = result.unloaded_through
         events = result.session.events
         self.stored_through = events[-1].id if events else result.unloaded_through
@@ -153,13 +155,14 @@ class DurableSessionService(SessionService):
         return (await self._read(False, None, count, False)).session.events
 
     async def _read(
-        self, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool
+        self, create_if_missing: bool, initial_state: dict[str, Any] | None, tail_events: int, minimal_tail: bool,
+        expect_new: bool = False,
     ) -> c.LoadSessionResult:
         return await self._store(
             c.LOAD_SESSION,
             c.LoadSessionInput(
                 key=self.key, create_if_missing=create_if_missing, initial_state=initial_state, tail_events=tail_events,
-                minimal_tail=minimal_tail,
+                minimal_tail=minimal_tail, expect_new=expect_new,
             ),
             c.LoadSessionResult,
             summary=f"load session {self.key.session_id}",
