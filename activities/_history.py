@@ -22,6 +22,8 @@ from adk_core.flow.contents import build_contents
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.types import Content, Event
 
+from .contracts import SESSION_START
+
 _Key = tuple[str, str, str]
 T = TypeVar("T")
 MAX_TRACKED_SESSIONS = 10_000
@@ -44,7 +46,8 @@ class StoredEventsCache:
             found = _index(cached, event_id)
             if found is not None:
                 return cached[: found + 1]
-            newer = await self._read(key, GetSessionConfig(after_event_id=cached[-1].id, through_event_id=event_id))
+            after = cached[-1].id if cached else None  # an empty prefix: a session created here
+            newer = await self._read(key, GetSessionConfig(after_event_id=after, through_event_id=event_id))
             if newer and newer[-1].id == event_id:
                 cached.extend(newer)
                 self._evict()
@@ -58,15 +61,22 @@ class StoredEventsCache:
         self._evict()
         return list(events)
 
+    def created(self, key: _Key) -> None:
+        """This worker just created the session: its stored prefix is empty, known without a read."""
+        self._events[key] = []
+        self._events.move_to_end(key)
+        self._evict()
+
     def extend(self, key: _Key, after_event_id: str | None, events: list[Event]) -> bool:
-        """Add events being stored right after ``after_event_id``, if that is where the cached
-        prefix ends (the workflow knows the order). True when the cache now ends with them."""
+        """Add events being stored right after ``after_event_id`` (SESSION_START: first in the
+        session), if that is where the cached prefix ends (the workflow knows the order). True
+        when the cache now ends with them."""
         cached = self._events.get(key)
         if not events or cached is None or after_event_id is None:
             return False
-        if cached[-1].id == events[-1].id:
+        if cached and cached[-1].id == events[-1].id:
             return True  # a retried activity: already added
-        if cached[-1].id != after_event_id:
+        if (cached[-1].id if cached else SESSION_START) != after_event_id:
             return False
         cached.extend(events)
         self._evict()

@@ -212,6 +212,8 @@ class AdkActivities:
             start = 1
         unloaded_through = events[start - 1].id if start > 0 else None
         session.events = events[start:]
+        if created:
+            self._stored.created((key.app_name, key.user_id, key.session_id))  # its first commit needs no read
         return c.LoadSessionResult(session=session, unloaded_through=unloaded_through, created=created)
 
     async def _create_if_new(self, input: c.LoadSessionInput, get: dict[str, str]) -> Session | None:

@@ -69,6 +69,11 @@ class AppendEventsResult(BaseModel):
     appended: int
 
 
+SESSION_START = ""
+"""``commit_after`` / ``after`` of events that start a session the workflow knows to be empty (None
+means: not known)."""
+
+
 class ModelCallInput(BaseModel):
     app_name: str
     agent_name: str
@@ -80,7 +85,7 @@ class ModelCallInput(BaseModel):
     returns, and readable by the request's history reference."""
     commit_after: str | None = None
     """The stored event ``commit`` follows, when the workflow knows it (lets the worker's cache
-    take the events without reading them back)."""
+    take the events without reading them back); SESSION_START when the session holds none yet."""
     stream_to: StreamTarget | None = None
     """Where a streamed call's partials go (activities/streaming.py); the result never carries them."""
 

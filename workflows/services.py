@@ -90,6 +90,8 @@ class DurableSessionService(SessionService):
         """Ids of events a child workflow already stored: applied here, not stored again."""
         self.unloaded_through: str | None = None
         """The newest stored event not held in the workflow's session copy (see history_cursor)."""
+        self._empty = False
+        """Loaded without events, and nothing stored since: the next commit starts the session."""
         self.restart_on_conflict = False
         """Raise StoredByLostTask on a conflicting commit rather than fail the turn: set where model
         calls are local activities and the owner can start over (an eval trial)."""
@@ -103,6 +105,7 @@ class DurableSessionService(SessionService):
             # Stored by a child workflow, possibly interleaved with a sibling's: the order is unknown.
             self.stored_elsewhere.discard(event.id)
             self.stored_through = None
+            self._empty = False
             return event
         self._order[event.id] = len(self._order)
         self.unacked.append(event)
@@ -113,7 +116,10 @@ class DurableSessionService(SessionService):
         return list(self.unacked)
 
     def commit_after(self) -> str | None:
-        """The stored event the queued commits follow (None: unknown, the activity reads back)."""
+        """The stored event the queued commits follow (None: unknown, the activity reads back;
+        SESSION_START: none, the session is empty)."""
+        if self.stored_through is None and self._empty:
+            return c.SESSION_START
         return self.stored_through
 
     def acknowledge(self, events: list[Event]) -> None:
@@ -148,6 +154,7 @@ class DurableSessionService(SessionService):
         self.unloaded_through = result.unloaded_through
         events = result.session.events
         self.stored_through = events[-1].id if events else result.unloaded_through
+        self._empty = self.stored_through is None
         return result
 
     async def read_recent(self, count: int) -> list[Event]:

@@ -11,6 +11,7 @@ import pytest
 from adk_core.sessions import InMemorySessionService
 from adk_core.types import Content, Event
 from adk_temporal.activities._history import RideAlongWriter, StoredEventsCache
+from adk_temporal.activities.contracts import SESSION_START
 
 KEY = ("a", "u", "s")
 
@@ -142,3 +143,39 @@ async def test_a_call_that_does_not_write_only_acknowledges_what_this_worker_sto
     _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, store=False)
     assert stored == 2
     assert sessions.appends == [["e1", "e2"]] and await _stored_ids(sessions) == ["e0", "e1", "e2"]
+
+
+async def test_the_first_events_of_a_session_created_here_go_in_the_background_without_a_read() -> None:
+    sessions = GatedSessions()
+    await sessions.create_session(app_name="a", user_id="u", session_id="s")
+    cache = StoredEventsCache(sessions)
+    cache.created(KEY)
+    writer = RideAlongWriter(sessions, cache)
+    reads = 0
+    real_read = cache._read
+
+    async def counted(key: Any, config: Any) -> list[Event]:
+        nonlocal reads
+        reads += 1
+        return await real_read(key, config)
+
+    cache._read = counted  # type: ignore[method-assign]
+    sessions.gate.clear()  # the write waits: the work must not
+
+    async def work() -> list[str]:
+        return [e.id for e in await cache.through(KEY, "e1") or []]
+
+    seen, stored = await writer.run(KEY, SESSION_START, [_event("e1")], work)
+    assert (seen, stored, reads) == (["e1"], 0, 0)  # the model read its history from the cache
+    sessions.gate.set()
+    await asyncio.sleep(0.05)
+    assert await _stored_ids(sessions) == ["e1"]
+
+
+async def test_the_session_start_is_refused_where_the_cache_holds_events_or_nothing() -> None:
+    sessions, writer = await _writer_with()  # the cache holds e0
+    cache = StoredEventsCache(sessions)
+    assert not cache.extend(KEY, SESSION_START, [_event("e1")])  # nothing cached: not known empty
+    await cache.through(KEY, "e0")
+    assert not cache.extend(KEY, SESSION_START, [_event("e1")])  # e0 is stored: e1 does not start it
+    assert cache.extend(KEY, "e0", [_event("e1")])
