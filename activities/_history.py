@@ -75,7 +75,12 @@ class StoredEventsCache:
         if not events or cached is None or after_event_id is None:
             return False
         if cached and cached[-1].id == events[-1].id:
-            return True  # a retried activity: already added
+            if cached[-1] == events[-1]:
+                return True  # a retried activity: already added
+            # The same id with other content: a lost workflow task ran again (_written_prefix). The
+            # store compares the two; until it has, this worker knows nothing of the session.
+            self.invalidate(key)
+            return False
         if (cached[-1].id if cached else SESSION_START) != after_event_id:
             return False
         cached.extend(events)
@@ -174,7 +179,7 @@ class RideAlongWriter:
     def __init__(self, sessions: SessionService, cache: StoredEventsCache) -> None:
         self._sessions = sessions
         self._cache = cache
-        self._writing: OrderedDict[_Key, tuple[str, asyncio.Future[None]]] = OrderedDict()
+        self._writing: OrderedDict[_Key, tuple[Event, asyncio.Future[None]]] = OrderedDict()
         """Per session: the last event of the newest background write, and that write. Finished
         entries beyond MAX_TRACKED_SESSIONS are dropped (a dropped session's next batch is just
         written again, synchronously and idempotently)."""
@@ -192,7 +197,7 @@ class RideAlongWriter:
             return result, self._known_stored(key, events)
         rest, stored, previous = events, 0, None
         newest = self._writing.get(key)
-        found = _index(events, newest[0]) if newest is not None else None
+        found = _written_prefix(events, newest[0]) if newest is not None else None
         if newest is not None and found is not None and not _failed(newest[1]):
             # This worker is writing (or wrote) a prefix of the batch: the rest follows it.
             previous = newest[1]
@@ -206,7 +211,7 @@ class RideAlongWriter:
         write, work_done = previous, asyncio.get_running_loop().create_future()
         if rest:
             write = asyncio.ensure_future(self._chain(previous, key, rest, work_done))
-            self._writing[key] = (rest[-1].id, write)
+            self._writing[key] = (rest[-1], write)
             self._writing.move_to_end(key)
             write.add_done_callback(lambda done: self._on_written(key, done))
             self._drop_finished()
@@ -225,7 +230,7 @@ class RideAlongWriter:
         newest = self._writing.get(key)
         if newest is None or not newest[1].done() or _failed(newest[1]):
             return 0
-        found = _index(events, newest[0])
+        found = _written_prefix(events, newest[0])
         return found + 1 if found is not None else 0
 
     async def _chain(self, previous: asyncio.Future[None] | None, key: _Key, events: list[Event],
@@ -259,6 +264,15 @@ class RideAlongWriter:
     def _forget(self, key: _Key) -> None:
         self._writing.pop(key, None)
         self._cache.invalidate(key)
+
+
+def _written_prefix(events: list[Event], written: Event) -> int | None:
+    """Where ``written`` (the last event of this worker's newest write) is in ``events``, if it is
+    the same event there. The same id with other content (another timestamp at least) is a workflow
+    task that was lost and ran again (local activities): not what was written, so the batch is
+    committed, and compared with what is stored, in full."""
+    found = _index(events, written.id)
+    return found if found is not None and events[found] == written else None
 
 
 def _failed(write: asyncio.Future[None]) -> bool:

@@ -179,3 +179,18 @@ async def test_the_session_start_is_refused_where_the_cache_holds_events_or_noth
     await cache.through(KEY, "e0")
     assert not cache.extend(KEY, SESSION_START, [_event("e1")])  # e0 is stored: e1 does not start it
     assert cache.extend(KEY, "e0", [_event("e1")])
+
+
+async def test_an_event_id_written_with_other_content_is_committed_in_full_not_taken_as_written() -> None:
+    # A workflow task that was lost and ran again (local model calls): the same ids, but the model
+    # answered otherwise and the task's clock moved. The write in flight holds the lost run's event.
+    sessions, writer = await _writer_with()
+    sessions.gate.clear()
+    await writer.run(KEY, "e0", [_event("e1")], _work)
+    again = _event("e1").model_copy(update={"timestamp": 2.0, "content": Content.user("another answer")})
+    run_again = asyncio.ensure_future(writer.run(KEY, "e0", [again], _work))
+    await asyncio.sleep(0.01)
+    assert not run_again.done(), "committed before the work (the store compares it), not assumed written"
+    sessions.gate.set()
+    _, stored = await run_again
+    assert stored == 1 and sessions.appends == [["e1"], ["e1"]]
