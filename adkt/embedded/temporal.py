@@ -81,6 +81,16 @@ def temporal_binary() -> str:
     )
 
 
+STARTS_ON_PICKED_PORTS = 3
+CONNECT_TIMEOUT = 5.0
+"""Seconds a readiness probe's connect may take before the next probe."""
+"""Starts of a server on ports picked here before its failure is final (see TemporalDevServer.start)."""
+
+
+class _ExitedWhileStarting(EmbeddedServerError):
+    """The server process ended before it answered."""
+
+
 class TemporalDevServer(_ServerProcess):
     """A `temporal server start-dev` child process, ready for clients once `start()` returns.
 
@@ -148,6 +158,21 @@ class TemporalDevServer(_ServerProcess):
         """
         if self._proc is not None:
             raise EmbeddedServerError("This TemporalDevServer is already running; stop() it first.")
+        # A port picked here (0: any free one) is free when picked, not necessarily when the server
+        # binds it, and the server picks its internal ports the same way: another process starting
+        # at that moment can take one. Such a server exits at once, so it is started again, on new
+        # ports, a bounded number of times. A port the caller chose is never retried.
+        picked = self._requested_ports[0] == 0 and (self.headless or self._requested_ports[1] == 0)
+        attempts = STARTS_ON_PICKED_PORTS if picked else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                await self._start_once()
+                return
+            except _ExitedWhileStarting:
+                if attempt == attempts:
+                    raise
+
+    async def _start_once(self) -> None:
         port, ui_port = self._requested_ports
         self.port = _claim_port(self.ip, port, "Temporal gRPC")
         args = [temporal_binary(), "server", "start-dev", "--ip", self.ip, "--port", str(self.port)]
@@ -178,23 +203,13 @@ class TemporalDevServer(_ServerProcess):
             raise
 
     async def _wait_ready(self) -> None:
-        # Imported here so that merely importing this module (the CLI does) stays cheap.
-        from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
-        from temporalio.client import Client
-
-        from adkt import search_attributes
-
         deadline = time.monotonic() + self._startup_timeout
         last_error: BaseException | None = None
         while time.monotonic() < deadline:
             self._check_alive()
             if _accepts_connections(self.ip, self.port):
                 try:
-                    client = await Client.connect(self.address, namespace=self.namespace)
-                    await client.workflow_service.describe_namespace(
-                        DescribeNamespaceRequest(namespace=self.namespace)
-                    )
-                    await search_attributes.register(client)
+                    await self._probe()
                     return
                 except Exception as e:  # not ready yet: the frontend is up before the namespace (and its operator API)
                     last_error = e
@@ -204,10 +219,25 @@ class TemporalDevServer(_ServerProcess):
             f"(last error: {last_error!r}). Server log:\n{_tail(self._log)}"
         )
 
+    async def _probe(self) -> None:
+        """Ready: a client connects, the namespace answers, our search attributes are registered."""
+        # Imported here so that merely importing this module (the CLI does) stays cheap.
+        from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+        from temporalio.client import Client
+
+        from adkt import search_attributes
+
+        # Bounded: what accepts on the port may be another process's listener (the port was taken
+        # before our server bound it), which would hold the connect until the deadline while our
+        # server has already exited; the next round of _wait_ready notices that.
+        client = await asyncio.wait_for(Client.connect(self.address, namespace=self.namespace), CONNECT_TIMEOUT)
+        await client.workflow_service.describe_namespace(DescribeNamespaceRequest(namespace=self.namespace))
+        await search_attributes.register(client)
+
     def _check_alive(self) -> None:
         assert self._proc is not None
         if self._proc.poll() is not None:
-            raise EmbeddedServerError(
+            raise _ExitedWhileStarting(
                 f"The Temporal dev server exited with code {self._proc.returncode} while starting on "
                 f"{self.address}. Server log:\n{_tail(self._log)}"
             )

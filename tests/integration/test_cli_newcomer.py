@@ -225,8 +225,8 @@ def test_run_ends_with_the_reply_command_and_reply_answers_it(tmp_path: Path) ->
     call_id = listed.stderr.split(command + " ")[1].split()[0]
 
     again = adkt("run", CONFIRM_APP, "and another 50", "--session", "s-confirm", cwd=tmp_path)
-    assert again.returncode == 1
-    assert "waits for an answer to the request above; reply to it first" in again.stderr
+    assert again.returncode == 1, again.stderr
+    assert "waits for an answer to the request above; reply to it first" in again.stderr, again.stderr
 
     wrong = adkt("reply", CONFIRM_APP, "user", "s-confirm", call_id, "--answer", "{}", cwd=tmp_path)
     assert wrong.returncode == 1 and "reply --approve or --reject" in wrong.stderr

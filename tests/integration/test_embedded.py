@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +16,7 @@ from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from adkt.embedded import EmbeddedPostgres, TemporalDevServer
+from adkt.embedded import EmbeddedPostgres, EmbeddedServerError, TemporalDevServer
 
 pytestmark = pytest.mark.integration
 
@@ -94,3 +95,41 @@ async def test_second_instances_run_beside_the_session_ones(
     assert pg_proc is not None and pg_proc.returncode == 0  # fast shutdown was enough
     assert (tmp_path / "temporal" / "temporal.db").exists()
     await temporal.stop()  # stopping twice is harmless
+
+
+async def test_a_picked_port_taken_before_the_server_binds_it_is_picked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from adkt.embedded import temporal as embedded_temporal
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()  # what another process starting at that moment looks like to the dev server
+    picks: list[int] = []
+    real_claim = embedded_temporal._claim_port
+
+    def claim(host: str, port: int, what: str) -> int:
+        picked = taken.getsockname()[1] if not picks else real_claim(host, port, what)
+        picks.append(picked)
+        return picked
+
+    monkeypatch.setattr(embedded_temporal, "_claim_port", claim)
+    server = TemporalDevServer(port=0, headless=True)
+    try:
+        await asyncio.wait_for(server.start(), timeout=60)
+        assert len(picks) == 2 and server.port == picks[1] != picks[0]  # the second start, on a new port
+        client = await Client.connect(server.address)
+        assert (await client.workflow_service.get_system_info(GetSystemInfoRequest())).server_version
+    finally:
+        await server.stop()
+        taken.close()
+
+    chosen = TemporalDevServer(port=picks[0], headless=True)  # a port the caller chose is not picked again
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", picks[0]))
+    taken.listen()
+    try:
+        with pytest.raises(EmbeddedServerError, match="in use"):
+            await chosen.start()
+    finally:
+        taken.close()
