@@ -51,6 +51,12 @@ class EvalActivities:
             )
         return self.store
 
+    def _sessions(self) -> SessionService:
+        if self.sessions is None:
+            raise ApplicationError("this worker has no session service to store the trial's events",
+                                   type="ConfigurationError", non_retryable=True)  # fmt: skip
+        return self.sessions
+
     @activity.defn(name=ec.LIST_CASES)
     @_fail_fast_on_adk_errors
     async def list_cases(self, input: ec.ListCasesInput) -> ec.ListCasesResult:
@@ -74,15 +80,12 @@ class EvalActivities:
     @_fail_fast_on_adk_errors
     async def record_trial(self, input: ec.RecordTrialInput) -> None:
         store = self._store()
+        # The trial's last events before the record that points at them; idempotent by event id, so a
+        # retry repeats harmlessly. Each batch is its session's whole unstored tail, in order, so a
+        # ride-along write still running for the same session cannot reorder them.
         for batch in input.events:
-            # Before the record that points at them; idempotent by event id, so a retry repeats harmlessly.
-            # Each batch is its session's whole unstored tail, in order, so a ride-along write still
-            # running for the same session cannot reorder them.
             key = batch.key
-            if self.sessions is None:
-                raise ApplicationError("this worker has no session service to store the trial's events",
-                                       type="ConfigurationError", non_retryable=True)  # fmt: skip
-            await self.sessions.append_events(
+            await self._sessions().append_events(
                 Session(id=key.session_id, app_name=key.app_name, user_id=key.user_id), batch.events
             )
         await store.record_trial(input.run_id, input.trial)

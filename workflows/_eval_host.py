@@ -98,7 +98,8 @@ class _TrialInvoker(DurableInvoker):
                  model_calls_local: bool = False) -> None:  # fmt: skip
         self.key = key
         self.sessions = shared.sessions if shared else DurableSessionService(key)
-        self.sessions.restart_on_conflict = model_calls_local or self.sessions.restart_on_conflict
+        if shared is None:  # a shared invoker runs on the other's session and runtime, as they were made
+            self.sessions.restart_on_conflict = model_calls_local
         self.runtime = shared.runtime if shared else TemporalRuntime(
             app_name=app.name, sessions=self.sessions, tool_execution=tool_execution, model_calls_local=model_calls_local,
         )
@@ -153,7 +154,6 @@ class DurableCaseHost:
         if mocks_local is None:
             mocks_local = workflow.patched(MOCKS_LOCAL_PATCH)
         local_mocks = mocks_run_locally if mocks_local else None
-        self._model_calls_local = model_calls_local
         self._main = _TrialInvoker(apps.system, key(apps.system, "main"), tool_execution=local_mocks,
                                    model_calls_local=model_calls_local)  # fmt: skip
         self._users = _TrialInvoker(apps.users, key(apps.users, "users"), model_calls_local=model_calls_local)
@@ -223,7 +223,7 @@ class DurableCaseHost:
 
     async def run_judge(self, agent: LlmAgent, message: Content) -> list[Event]:
         runtime = TemporalRuntime(app_name=self.apps.judges.name, sessions=DurableSessionService(self._judge_key),
-                                  model_calls_local=self._model_calls_local)  # fmt: skip
+                                  model_calls_local=self._main.runtime.model_calls_local)  # fmt: skip
         runner = Runner(
             app_name=self._judge_key.app_name, agent=agent, runtime=runtime, auto_create_session=True,
             session_service=InMemorySessionService(clock=runtime.now, id_factory=runtime.new_id),

@@ -82,9 +82,9 @@ def temporal_binary() -> str:
 
 
 STARTS_ON_PICKED_PORTS = 3
+"""Starts of a server on ports picked here before its failure is final (see TemporalDevServer.start)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds a readiness probe's connect may take before the next probe."""
-"""Starts of a server on ports picked here before its failure is final (see TemporalDevServer.start)."""
 
 
 class _ExitedWhileStarting(EmbeddedServerError):
