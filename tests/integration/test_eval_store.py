@@ -48,3 +48,29 @@ async def test_runs_trials_and_cases_round_trip_and_rewrites_are_harmless(databa
         assert listed.index(early) < listed.index(run_id)  # newest first
     finally:
         await store.close()
+
+
+async def test_finishing_a_run_stores_each_case_as_given_and_a_second_finish_replaces_them(database_url: str) -> None:
+    await migrate(database_url)
+    store = EvalResultStore(database_url)
+    run_id = f"r-{uuid.uuid4().hex[:6]}"
+    cases = [
+        CaseRecord(case_name=f"c{i}", status="passed" if i % 2 else "failed", trials=i + 1, passed_trials=i,
+                   pass_hat_k=None if i == 0 else i / 10, duration_ms=float(i),
+                   token_usage=TokenUsage(input=i, output=2 * i) if i % 3 else None)
+        for i in range(25)
+    ]  # fmt: skip
+    try:
+        await store.start_run(RunRecord(run_id=run_id, suite="m:cases", mode="durable", start_time=1.0))
+        summary = EvalSummary(total=25, passed=12, failed=13)
+        await store.finish_run(run_id, status="failed", summary=summary, cases=cases[:20], end_time=2.0)
+        changed = [c.model_copy(update={"status": "error", "duration_ms": 99.0}) for c in cases[10:]]
+        await store.finish_run(run_id, status="failed", summary=summary, cases=changed, end_time=3.0)
+        detail = await store.get_run(run_id)
+        assert detail is not None
+        assert sorted(detail.cases, key=lambda c: int(c.case_name[1:])) == cases[:10] + changed
+        assert detail.run.end_time == 3.0
+        await store.finish_run(run_id, status="failed", summary=summary, cases=[], end_time=4.0)  # no cases: the run only
+        assert (await store.get_run(run_id)).run.end_time == 4.0  # type: ignore[union-attr]
+    finally:
+        await store.close()

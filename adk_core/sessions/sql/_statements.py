@@ -75,6 +75,18 @@ _SESSION_ROWS = sa.select(
 """Session rows with their app and user state alongside."""
 
 GET_SESSION = _SESSION_ROWS.where(*_THIS_SESSION)
+
+_created = CREATE_SESSION.returning(sessions.c.state, sessions.c.update_time).cte("created")
+CREATE_AND_READ_SESSION = sa.select(
+    _created.c.id,
+    _created.c.state,
+    _created.c.update_time,
+    APP_STATE.scalar_subquery().label("app_state"),
+    USER_STATE.scalar_subquery().label("user_state"),
+).select_from(sa.select(sa.literal_column("1").label("one")).subquery("one").outerjoin(_created, sa.true()))
+"""CREATE_SESSION and GET_SESSION's columns in one statement, for a session without app: or user:
+state to merge: always one row, whose id is NULL when the session existed already (nothing inserted).
+The shared state is read in the insert's snapshot, which the insert does not change."""
 # Oldest activity first, ties by user then id, as google-adk: the last session is the one most
 # recently active (update_time is the last event's timestamp, or the creation time).
 _LIST_ORDER = (sessions.c.update_time, sessions.c.user_id, sessions.c.id)

@@ -133,6 +133,10 @@ async def test_duplicate_session_id_is_already_exists(service: SessionService, a
     with pytest.raises(AlreadyExistsError, match="already exists"):
         await service.create_session(app_name=app_name, user_id="u", session_id="dup", state={"app:k": 2})
     assert await service.get_app_state(app_name=app_name) == {"k": 1}  # the failed create wrote nothing
+    with pytest.raises(AlreadyExistsError, match="already exists"):  # no shared state: the one-statement path
+        await service.create_session(app_name=app_name, user_id="u", session_id="dup", state={"k": 3})
+    stored = await service.get_session(app_name=app_name, user_id="u", session_id="dup")
+    assert stored is not None and stored.state == {"app:k": 1}
     # The same id under another user is another session.
     await service.create_session(app_name=app_name, user_id="other", session_id="dup")
 
@@ -281,6 +285,9 @@ async def test_app_state_is_shared_by_all_users_and_user_state_by_one_user(
     assert (await reget(service, a1)).state == {"app:theme": "dark", "user:lang": "fr", "local": 1}
     other_app = await service.create_session(app_name=app_name + "-2", user_id="alice")
     assert other_app.state == {}
+    # A session created later, with its own state only, starts with the shared state as created.
+    a3 = await service.create_session(app_name=app_name, user_id="alice", state={"local": 2})
+    assert a3.state == {"app:theme": "dark", "user:lang": "fr", "local": 2} == (await reget(service, a3)).state
 
 
 async def test_temp_keys_live_on_the_copy_only(service: SessionService, app_name: str) -> None:
