@@ -93,16 +93,21 @@ class StreamFollower:
 
     ``async with StreamFollower(database_url, stream_id)`` follows on the process's shared hub;
     ``hub.follow(stream_id)`` on a given one. Entering returns once the channel is LISTENed, so
-    entering before the message is sent misses no notification of the turn; a notification the
-    hub lost (a reconnect) only delays the next read, which takes every row after the last read.
+    entering before the message is sent misses no notification of the turn (with
+    ``wait_listening=False`` it returns at once: send, then ``await listening()`` and ``read()``);
+    a notification the hub lost (a reconnect) only delays the next read, which takes every row
+    after the last read.
     """
 
-    def __init__(self, database_url: str | None, stream_id: str, *, hub: StreamHub | None = None) -> None:
+    def __init__(
+        self, database_url: str | None, stream_id: str, *, hub: StreamHub | None = None, wait_listening: bool = True
+    ) -> None:
         if hub is None and database_url is None:
             raise ConfigurationError("StreamFollower needs a database URL or a StreamHub")
         self._database_url = database_url
         self._hub = hub
         self._stream_id = stream_id
+        self._wait_listening = wait_listening
         self._cursor = 0
         self._subscribing: Any = None
         self._subscription: Subscription | None = None
@@ -115,9 +120,15 @@ class StreamFollower:
         return self._hub
 
     async def __aenter__(self) -> StreamFollower:
-        self._subscribing = self.hub.listener.subscribe(channel_name(self._stream_id))
+        self._subscribing = self.hub.listener.subscribe(channel_name(self._stream_id), wait_listening=self._wait_listening)
         self._subscription = await self._subscribing.__aenter__()
         return self
+
+    async def listening(self) -> None:
+        """Return once the channel is LISTENed (entered with ``wait_listening=False``, the caller
+        may send meanwhile; rows committed before then are read by the next ``read``)."""
+        assert self._subscription is not None, "use StreamFollower as an async context manager"
+        await self._subscription.listening()
 
     async def __aexit__(self, *exc: Any) -> None:
         if self._subscribing is not None:

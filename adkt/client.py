@@ -15,6 +15,7 @@ import contextlib
 import random
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -61,6 +62,7 @@ from adk_temporal.workflows.contracts import TurnQuery, TurnStatus
 from adk_temporal.workflows.payload_storage import PostgresPayloadDriver
 from adk_temporal.workflows.summaries import run_summary, session_details, session_summary
 from adkt._stream_follow import StreamFollower, TurnMerge
+from adkt.listener import ListenerUnavailableError
 from adkt.search_attributes import adk_search_attributes, missing_error
 from adkt.settings import Settings
 
@@ -79,6 +81,8 @@ FOLLOW_LIVENESS_POLLS = 20
 """While following a queued turn, check this often (in polls) that the conversation still runs."""
 READ_BACK_ROUNDS = 5
 """How often a send is repeated (same message id) to read back a result only the store holds."""
+KNOWN_RUNNING = 10_000
+"""Conversation workflow ids an AdkClient remembers as running (a few MB at most)."""
 QUIET_POLL_SECONDS = 0.5
 """While a streamed turn makes no events, its progress is queried at most this rarely (backing off
 from ``poll_interval``); an event it makes later shows up at most this late, its end at once."""
@@ -172,6 +176,9 @@ class AdkClient:
         self.retry_seconds = retry_seconds
         self.database_url = database_url
         """The sessions database, where ``stream(partial=True)`` reads partials (else ADK_DATABASE_URL)."""
+        self._running: OrderedDict[str, None] = OrderedDict()
+        """Conversations this client last saw running (at most KNOWN_RUNNING, least recent dropped
+        first): their messages go by plain update, the others by update-with-start."""
         self.page_url: str | None = None
         """The dev page this client serves, if any (adkt.web.serve sets it): conversations it starts
         link to it from their details in the Temporal UI."""
@@ -258,7 +265,9 @@ class AdkClient:
             return
         send.streaming_mode = "sse"
         stream_id = turn_stream_id(session_workflow_id(app, user_id, session_id), send.message_id or "")
-        async with StreamFollower(self._stream_database_url(), stream_id) as follower:
+        # The LISTEN goes out beside the send, not before it (about 1 ms of the first token): the
+        # turn waits for listening() before it relies on notifications, then reads what came before.
+        async with StreamFollower(self._stream_database_url(), stream_id, wait_listening=False) as follower:
             async for event in self._stream_turn(send, app, user_id, session_id, poll_interval, follower):
                 yield event
             await follower.delete()  # the turn is over: its committed events stand for its partials
@@ -295,6 +304,14 @@ class AdkClient:
 
         try:
             if follower is not None:
+                try:
+                    await follower.listening()
+                except ListenerUnavailableError as e:
+                    raise ListenerUnavailableError(
+                        f"{e} The message was sent (message_id {query.message_id!r}): its turn runs, and sending it "
+                        "again with that message_id returns the turn without running it twice."
+                    ) from None
+                merge.add_chunks(await follower.read())  # committed before the LISTEN took effect: rare
                 # A query sent with the message reaches the worker with the message's workflow task and
                 # is answered in it, before the model call is scheduled (measured: 5-7 ms on the first
                 # token). The turn has no events to report that early: let the first partial or
@@ -425,19 +442,40 @@ class AdkClient:
         # id inside ``arg``. Reusing one update id across retries under contention has been seen
         # to break the SDK's update state machine ("UpdateMachine ... transition is invalid").
         # A WithStartWorkflowOperation also serves one call only.
-        start = self._start(app, user_id, session_id, initial_state)
+        workflow_id = session_workflow_id(app, user_id, session_id)
+        start = None
         try:
-            return await self.client.execute_update_with_start_workflow(
+            if workflow_id in self._running:
+                # A plain update to a conversation this client saw running: the server skips the
+                # start it would otherwise try first (about 1 ms of each later message's first token).
+                try:
+                    result = await self.client.get_workflow_handle(workflow_id).execute_update(
+                        update, arg, id=uuid.uuid4().hex
+                    )
+                    self._running.move_to_end(workflow_id)
+                    return result
+                except RPCError as e:
+                    if e.status != RPCStatusCode.NOT_FOUND:
+                        raise
+                    del self._running[workflow_id]  # ended (idle): started again below, same message
+            start = self._start(app, user_id, session_id, initial_state)
+            result = await self.client.execute_update_with_start_workflow(
                 update, arg, id=uuid.uuid4().hex, start_workflow_operation=start
             )
+            self._running[workflow_id] = None
+            if len(self._running) > KNOWN_RUNNING:
+                self._running.popitem(last=False)
+            return result
         except WorkflowUpdateFailedError as e:
             if _run_ended_under_update(e):
                 raise _RunMoved() from None
             raise _update_error(e) from None
         except BaseException as e:
-            # The operation's start handle holds the same error; read it so it is not reported unread.
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(start.workflow_handle(), timeout=0.01)
+            self._running.pop(workflow_id, None)
+            if start is not None:
+                # The operation's start handle holds the same error; read it so it is not reported unread.
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(start.workflow_handle(), timeout=0.01)
             if (explained := self._explained(e)) is not e:
                 raise explained from None
             raise

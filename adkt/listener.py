@@ -95,6 +95,11 @@ class Subscription:
         self._wake.clear()
         return notice
 
+    async def listening(self) -> None:
+        """Return once the channel is LISTENed: every notification from then on reaches ``get``.
+        Raises ListenerUnavailableError when the listener gave up first."""
+        await asyncio.shield(self._ready)
+
     def _deliver(self, payload: str) -> None:
         if len(self._payloads) >= self._queue_size:
             self._missed = True  # dropped, not blocking the listener: the subscriber catches up
@@ -143,8 +148,10 @@ class NotifyListener:
         return len(self._subscribers)
 
     @contextlib.asynccontextmanager
-    async def subscribe(self, channel: str) -> AsyncIterator[Subscription]:
-        """Subscribe to ``channel`` (a lower-case SQL identifier) for the duration of the context."""
+    async def subscribe(self, channel: str, *, wait_listening: bool = True) -> AsyncIterator[Subscription]:
+        """Subscribe to ``channel`` (a lower-case SQL identifier) for the duration of the context.
+        ``wait_listening=False`` enters at once, the LISTEN still on its way: await
+        ``subscription.listening()`` before relying on notifications."""
         if not _CHANNEL.fullmatch(channel):
             raise InvalidInputError(
                 f"channel {channel!r} is not a lower-case SQL identifier of at most 63 characters "
@@ -158,7 +165,8 @@ class NotifyListener:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"LISTEN on {self._where}")
         try:
-            await subscription._ready
+            if wait_listening:
+                await subscription.listening()
             yield subscription
         finally:
             subscribers = self._subscribers.get(channel)

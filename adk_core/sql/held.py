@@ -27,7 +27,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from sqlalchemy.sql.elements import TextClause
+from sqlalchemy.sql.elements import ClauseElement
 
 HELD_PER_ENGINE = 2
 """A worker's appends are short: two connections keep up with hundreds of turns a second, and the
@@ -43,7 +43,7 @@ _Held = tuple[AsyncConnection, psycopg.AsyncConnection[Any]]
 _BY_ENGINE: weakref.WeakKeyDictionary[Engine, HeldConnections] = weakref.WeakKeyDictionary()
 
 
-def driver_sql(statement: TextClause) -> str:
+def driver_sql(statement: ClauseElement) -> str:
     """``statement`` as psycopg takes it (``%(name)s`` placeholders); compile once and keep."""
     return str(statement.compile(dialect=_DIALECT))
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, Interceptor, OutboundInterceptor
 
 from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
@@ -78,3 +79,45 @@ async def test_a_busy_conversation_keeps_one_idle_timer_and_outlives_a_long_turn
     # One timer armed at the first wait, re-armed once per timeout that passed mid-conversation.
     assert 1 <= len(started) <= 3, [e.timer_started_event_attributes for e in started]
     await handle.result()  # and it still ends once idle
+
+
+class _CountUpdates(Interceptor):
+    """Which kind of update each send used."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        kinds = self.kinds
+
+        class Outbound(OutboundInterceptor):
+            async def start_workflow_update(self, input: Any) -> Any:
+                kinds.append("update")
+                return await super().start_workflow_update(input)
+
+            async def start_update_with_start_workflow(self, input: Any) -> Any:
+                kinds.append("with-start")
+                return await super().start_update_with_start_workflow(input)
+
+        return Outbound(next)
+
+
+async def test_later_messages_go_by_plain_update_and_an_ended_conversation_starts_again(
+    durable_stack: DurableStack,
+) -> None:
+    """A client that saw a conversation running sends its next messages without the start the
+    server would try first; when the conversation has ended meanwhile, the same message starts it."""
+    app = durable_stack.register(App(name=f"plain_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(
+        name="a", model=ScriptedModel(lambda request: text_response(f"turn {len(request.contents)}")))))  # fmt: skip
+    counted = _CountUpdates()
+    config = durable_stack.client.client.config()
+    client = AdkClient(Client(**{**config, "interceptors": [*config["interceptors"], counted]}),
+                       task_queue=durable_stack.task_queue, idle_timeout_seconds=1)  # fmt: skip
+    for _ in range(3):
+        await client.send(app.name, "u1", "s1", "hi")
+    assert counted.kinds == ["with-start", "update", "update"]
+    await client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1")).result()  # idle: ended
+    assert (await client.send(app.name, "u1", "s1", "again")).final_text == "turn 7"
+    assert counted.kinds[3:] == ["update", "with-start"]  # the plain one found it ended
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None and len(stored.events) == 8  # every message once
