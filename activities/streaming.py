@@ -32,6 +32,7 @@ from adk_core.flow.llm_flow import response_event_fields
 from adk_core.models.base import LlmResponse
 from adk_core.runtime import wall_clock
 from adk_core.sql import dumps_model
+from adk_core.sql.held import driver_sql, held_connections
 from adk_core.sql.schema import stream_chunks
 from adk_core.types import Event
 from adk_temporal.encryption import process_codec, seal_json
@@ -98,6 +99,9 @@ SELECT pg_notify(:channel, '') FROM (SELECT count(*) FROM written) AS w
 to the commit, so ids commit in id order within a stream and a reader's "id > last seen" never skips
 a row. The rows read from the lock's CTE, so none is inserted before the lock is held; the NOTIFY
 counts them first, and Postgres delivers it at the commit."""
+
+
+_WRITE_ROWS_SQL = driver_sql(_WRITE_ROWS)
 
 
 def _rows_json(rows: list[dict[str, Any]]) -> str:
@@ -213,10 +217,11 @@ class ChunkPublisher:
         # One statement in its own transaction: the lock, the rows in order, the NOTIFY (0.7-0.8 ms
         # against 2.1-2.3 ms as BEGIN, three statements and COMMIT; each is a round trip before
         # the first token reaches the client).
+        # On the engine's held connections, as session appends (adk_core.sql.held): no pool checkout
+        # or autocommit switch per batch.
         params = {"lock_key": _lock_key(stream_id), "stream_id": stream_id, "rows": _rows_json(rows),
                   "channel": channel_name(stream_id)}  # fmt: skip
-        async with self._engine.connect() as conn:
-            await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(_WRITE_ROWS, params)
+        await held_connections(self._engine).fetch_first_rows([(_WRITE_ROWS_SQL, params)])
 
     async def _prune_now_and_then(self) -> None:
         now = wall_clock()
