@@ -64,6 +64,28 @@ def test_bad_references_say_what_is_wrong(module_dir: Path, attr: str, message: 
         load_cases(f"{module_dir.stem}:{attr}")
 
 
+def test_a_list_checked_once_is_found_by_name_and_listed_again_when_it_changes(module_dir: Path) -> None:
+    import importlib
+
+    module = importlib.import_module(module_dir.stem)
+    ref = f"{module_dir.stem}:many"
+    agent = LlmAgent(name="a", model="gemini-2.5-flash")
+    module.many = [EvalCase(f"c{i}", app_or_agent=agent, first_message="hi") for i in range(3)]
+    listed = load_cases(ref)
+    assert find_case(ref, "c2") is module.many[2] and find_case(ref, "c0") is module.many[0]
+    listed.append(listed[0])  # a caller's copy: the cases found by name are the module's
+    assert [c.name for c in load_cases(ref)] == ["c0", "c1", "c2"]
+    module.many.append(EvalCase("c3", app_or_agent=agent, first_message="hi"))  # longer: listed again
+    assert find_case(ref, "c3") is module.many[3]
+    module.many = [EvalCase("c0", app_or_agent=agent, first_message="new"), EvalCase("c0", app_or_agent=agent,
+                   first_message="twice")]  # fmt: skip
+    with pytest.raises(ConfigurationError, match="case names must be unique"):  # another list: checked again
+        find_case(ref, "c0")
+    module.many = (EvalCase("only", app_or_agent=agent, first_message="hi"),)
+    with pytest.raises(ConfigurationError, match="no case named 'c1'"):
+        find_case(ref, "c1")
+
+
 def test_missing_module_and_case() -> None:
     with pytest.raises(ConfigurationError, match="cannot import eval cases 'no_such_module_x:cases'"):
         load_cases("no_such_module_x:cases")
