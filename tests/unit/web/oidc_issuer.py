@@ -5,6 +5,7 @@ goes through the same HTTP fetch and signature check as in production; nothing i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -25,8 +26,19 @@ from adkt.web.serve import bind
 AUDIENCE = "adkt-api"
 
 
+_KEYS: list[rsa.RSAPrivateKey] = []
+_next_key = 0
+
+
 def _rsa() -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    """A key none of the last few rotations used: made once per test session (a 2048-bit key takes
+    50-150 ms here, and every issuer makes one), then taken in turn."""
+    global _next_key
+    if len(_KEYS) < 8:
+        _KEYS.append(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+        return _KEYS[-1]
+    _next_key = (_next_key + 1) % len(_KEYS)
+    return _KEYS[_next_key]
 
 
 @dataclass
@@ -79,6 +91,15 @@ class Issuer:
 
 @pytest_asyncio.fixture
 async def issuer() -> AsyncIterator[Issuer]:
+    """An issuer of the test's own: it may rotate keys or go down."""
+    async with running_issuer() as state:
+        yield state
+
+
+@contextlib.asynccontextmanager
+async def running_issuer() -> AsyncIterator[Issuer]:
+    """An issuer served until the block ends (starting and stopping uvicorn takes about 0.3 s: tests
+    that only sign tokens share one, see test_access_by_user.py)."""
     state = Issuer()
     state.rotate()
 

@@ -24,7 +24,7 @@ from adkt.web.api.errors import NoWorkerError
 from adkt.web.api.models import AppInfo
 from adkt.web.security import web_access
 from adkt.web.site import create_site
-from tests.unit.web.oidc_issuer import AUDIENCE, Issuer
+from tests.unit.web.oidc_issuer import AUDIENCE, Issuer, running_issuer
 
 ANA_KEY = "ana-key-0123456789abcdefghijklmnop"
 BOB_KEY = "bob-key-0123456789abcdefghijklmnop"
@@ -140,6 +140,13 @@ class World:
     async def sessions_of(self, user: str) -> list[str]:
         found = await self.backend.sessions.list_sessions(app_name=APP, user_id=user)
         return sorted(s.id for s in found.sessions)
+
+
+@pytest_asyncio.fixture(scope="module")
+async def issuer() -> AsyncIterator[Issuer]:
+    """One issuer for the module (its tests only sign tokens with it; none rotates keys or stops it)."""
+    async with running_issuer() as state:
+        yield state
 
 
 @pytest_asyncio.fixture
