@@ -78,7 +78,7 @@ def _checked(ref: str) -> _Listed:
     else:
         value = [v for v in vars(module).values() if isinstance(v, EvalCase)]
     listed = _LISTED.get(ref)
-    if listed is not None and listed.value is not None and listed.value is value and len(listed.value) == listed.length:
+    if listed is not None and listed.value is not None and listed.value is value and len(listed.value) == len(listed.cases):
         return listed  # checked already: every trial of a suite finds its case here
     cases = [value] if isinstance(value, EvalCase) else list(value) if isinstance(value, list | tuple) else None
     if not cases or not all(isinstance(c, EvalCase) for c in cases):
@@ -90,17 +90,17 @@ def _checked(ref: str) -> _Listed:
     duplicates = sorted(name for name, n in Counter(c.name for c in cases).items() if n > 1)
     if duplicates:
         raise ConfigurationError(f"eval cases {ref!r}: case names must be unique; {duplicates} repeat")
-    if not isinstance(value, list | tuple):
-        return _Listed(None, len(cases), cases, {c.name: c for c in cases})
-    listed = _LISTED[ref] = _Listed(value, len(value), cases, {c.name: c for c in cases})
+    listed = _Listed(value if isinstance(value, list | tuple) else None, cases, {c.name: c for c in cases})
+    if listed.value is not None:
+        _LISTED[ref] = listed
     return listed
 
 
 @dataclass(frozen=True)
 class _Listed:
     value: Sequence[EvalCase] | None
-    """The module's list itself: another list (the module reloaded) or another length lists it again."""
-    length: int
+    """The module's list itself (None: not a list, never kept): another list (the module reloaded) or
+    another length than ``cases`` lists it again."""
     cases: list[EvalCase]
     by_name: dict[str, EvalCase]
 

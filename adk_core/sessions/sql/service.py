@@ -115,10 +115,6 @@ class DatabaseSessionService(SqlStore, SessionService):
             "state_json": _state_json(session_state, "session state", self._sealer),
             **_shared_state_params(app_delta, user_delta, self._sealer),
         }
-        exists = AlreadyExistsError(
-            f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}; "
-            "pick another id or get_session() the existing one"
-        )
         if not (app_delta or user_delta):
             # One statement on a held connection (every eval trial and conversation creates one):
             # a third of the CPU of the transaction below (bench/README.md, "eval").
@@ -126,14 +122,14 @@ class DatabaseSessionService(SqlStore, SessionService):
                 self._engine
             ).fetch_first_rows([(_CREATE_AND_READ_SQL, params)])
             if created is None:
-                raise exists
+                raise _already_exists(app_name, user_id, session_id)
             return Session(
                 id=created, app_name=app_name, user_id=user_id, events=[], last_update_time=update_time,
                 state=merge_state(*(open_state(s, self._sealer) for s in (app_state, user_state, stored))),
             )
         async with self._engine.begin() as conn:
             if (await conn.execute(q.CREATE_SESSION, params)).first() is None:
-                raise exists
+                raise _already_exists(app_name, user_id, session_id)
             await _merge_shared_state(conn, params)
             row = (await conn.execute(q.GET_SESSION, params)).one()
         return self._to_session(row, [])
@@ -404,6 +400,13 @@ def _plain_events_params(session: Session, events: list[Event], sealer: Sealer |
         "now": events[-1].timestamp,
         "events_json": f"[{stored}]",
     }
+
+
+def _already_exists(app_name: str, user_id: str, session_id: str) -> AlreadyExistsError:
+    return AlreadyExistsError(
+        f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}; "
+        "pick another id or get_session() the existing one"
+    )
 
 
 _APPEND_PLAIN_SQL = driver_sql(q.APPEND_PLAIN_EVENTS)
