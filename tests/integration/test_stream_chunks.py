@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import uuid
 from collections.abc import AsyncIterator
 
+import psycopg
 import pytest
 import pytest_asyncio
 import sqlalchemy as sa
@@ -16,13 +18,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adk_core import telemetry
+from adk_core.errors import ConfigurationError
 from adk_core.models.base import LlmResponse
 from adk_core.sql import migrate, postgres_url
 from adk_core.sql.schema import stream_chunks
 from adk_core.types import Content
 from adk_temporal.activities import streaming
 from adk_temporal.activities.streaming import ChunkPublisher, StreamTarget, complete_responses
-from adkt._stream_follow import StreamFollower
+from adkt._stream_follow import StreamFollower, StreamHub
 
 pytestmark = pytest.mark.integration
 
@@ -122,3 +125,30 @@ async def test_partials_are_encrypted_at_rest_when_keys_are_set(
                 sa.text("SELECT event::text FROM adk_stream_chunks WHERE stream_id = 's-sealed'"))]  # fmt: skip
         assert stored and not any(marker in row for row in stored) and all("adk_sealed" in row for row in stored)
         await follower.delete()
+
+
+async def test_a_follower_reads_only_the_rows_after_its_last_read(engine: AsyncEngine, database_url: str) -> None:
+    async with StreamFollower(database_url, "s-twice") as follower:
+        first = ChunkPublisher(engine, _target("s-twice"), attempt=1, author="a")
+        await complete_responses(_model(["a ", "b "]), first)
+        assert [c.kind for c in await follower.read()] == ["start", "partial", "partial"]
+        again = ChunkPublisher(engine, _target("s-twice"), attempt=2, author="a")  # a retried call's rows
+        await complete_responses(_model(["c "]), again)
+        later = await follower.read()
+        assert [(c.attempt, c.kind, c.event.text) for c in later][1:] == [(2, "partial", "c ")]
+        assert later[0].attempt == 2 and later[0].kind == "start"
+        await follower.delete()
+
+
+async def test_a_follower_on_a_database_without_the_stream_table_says_to_migrate(database_url: str) -> None:
+    name = f"unmigrated_{uuid.uuid4().hex[:8]}"
+    admin = postgres_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    async with await psycopg.AsyncConnection.connect(admin, autocommit=True) as conn:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    bare = postgres_url(database_url).set(database=name).render_as_string(hide_password=False)
+    hub = StreamHub(bare)
+    try:
+        with pytest.raises(ConfigurationError, match="adkt migrate"):
+            await hub.follow("s-none").read()
+    finally:
+        await hub.close()
