@@ -21,6 +21,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from adk_core.errors import AdkError
+from adk_temporal import payload_passes
 from adk_temporal.activities.adk_activities import AdkActivities
 from adk_temporal.activities.eval_activities import EvalActivities
 from adk_temporal.activities.simulator_activities import SimulatorActivities
@@ -86,6 +87,7 @@ class AdkPlugin(SimplePlugin):
         interceptors: list = []
         if self.apps is not None:
             interceptors.append(AppsInterceptor(self.apps))
+            payload_passes.install()  # one payload walk per activation and completion without a codec
         if tracing:
             # Temporal's interceptor links client -> workflow -> activity spans and knows about
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
