@@ -34,7 +34,7 @@ TEMPORALIO_ENCODE: Callable[..., Awaitable[Any]] = bridge_worker.encode_completi
 
 
 def supported() -> bool:
-    """Whether this temporalio has what the single pass uses."""
+    """Whether this temporalio has the private names the shortcut uses."""
     return all(
         hasattr(owner, name)
         for owner, name in (
@@ -58,7 +58,8 @@ _MARKS: tuple[bytes, ...] = _reference_marks() if supported() else ()
 
 
 def install() -> bool:
-    """Use the single pass from now on, in this process (idempotent); False when not supported."""
+    """Use the shortcut from now on, for every worker of this process (idempotent); False, and
+    temporalio's own functions kept, when this temporalio lacks what it uses."""
     if not supported():
         return False
     bridge_worker.decode_activation = decode_activation

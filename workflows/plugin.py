@@ -87,7 +87,7 @@ class AdkPlugin(SimplePlugin):
         interceptors: list = []
         if self.apps is not None:
             interceptors.append(AppsInterceptor(self.apps))
-            payload_passes.install()  # one payload walk per activation and completion without a codec
+            payload_passes.install()  # no payload walk that cannot change anything (adk_temporal/payload_passes.py)
         if tracing:
             # Temporal's interceptor links client -> workflow -> activity spans and knows about
             # replay; the engine's own spans (invoke_agent, generate_content, execute_tool) nest in them.
