@@ -21,6 +21,7 @@ private names (``_Visitor``, ``CommandAwarePayloadVisitor``, the converter's
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,8 +34,18 @@ TEMPORALIO_ENCODE: Callable[..., Awaitable[Any]] = bridge_worker.encode_completi
 """temporalio's own functions: what runs with a codec, and what the tests compare against."""
 
 
+_PARAMETERS = {
+    "decode_activation": ["activation", "data_converter", "decode_headers", "storage_concurrency_limit"],
+    "encode_completion": ["completion", "data_converter", "encode_headers", "storage_concurrency_limit"],
+}
+"""The signatures the replacements take: a temporalio that calls the walks otherwise keeps its own."""
+
+
 def supported() -> bool:
-    """Whether this temporalio has the private names the shortcut uses."""
+    """Whether this temporalio has the private names and signatures the shortcut uses."""
+    originals = {"decode_activation": TEMPORALIO_DECODE, "encode_completion": TEMPORALIO_ENCODE}
+    if any(list(inspect.signature(f).parameters) != _PARAMETERS[name] for name, f in originals.items()):
+        return False
     return all(
         hasattr(owner, name)
         for owner, name in (

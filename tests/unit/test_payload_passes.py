@@ -118,6 +118,19 @@ def test_install_replaces_the_walks_for_every_worker_of_the_process() -> None:
     assert bridge_worker.encode_completion is payload_passes.encode_completion
 
 
+def test_a_temporalio_that_calls_the_walks_otherwise_keeps_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    import temporalio.bridge.worker as bridge_worker
+
+    async def decode(activation: object, data_converter: object, *, decode_headers: bool, limits: object) -> None:
+        return None
+
+    monkeypatch.setattr(payload_passes, "TEMPORALIO_DECODE", decode)
+    monkeypatch.setattr(bridge_worker, "decode_activation", decode)
+    assert not payload_passes.supported()
+    assert not payload_passes.install()
+    assert bridge_worker.decode_activation is decode  # type: ignore[comparison-overlap]
+
+
 @pytest.mark.parametrize("size", [10, THRESHOLD + 10])
 @pytest.mark.parametrize("with_storage", [True, False])
 async def test_a_completion_comes_out_as_temporalio_makes_it(size: int, with_storage: bool) -> None:
