@@ -26,11 +26,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import temporalio.bridge.worker as bridge_worker
-import temporalio.converter._extstore as extstore
 from temporalio.converter import DataConverter
 
-TEMPORALIO_DECODE: Callable[..., Awaitable[Any]] = bridge_worker.decode_activation
-TEMPORALIO_ENCODE: Callable[..., Awaitable[Any]] = bridge_worker.encode_completion
+try:
+    import temporalio.converter._extstore as extstore
+except ImportError:  # a temporalio that moved it: supported() is False, nothing is replaced
+    extstore = None  # type: ignore[assignment]
+
+TEMPORALIO_DECODE: Callable[..., Awaitable[Any]] | None = getattr(bridge_worker, "decode_activation", None)
+TEMPORALIO_ENCODE: Callable[..., Awaitable[Any]] | None = getattr(bridge_worker, "encode_completion", None)
 """temporalio's own functions: what runs with a codec, and what the tests compare against."""
 
 
@@ -44,7 +48,8 @@ _PARAMETERS = {
 def supported() -> bool:
     """Whether this temporalio has the private names and signatures the shortcut uses."""
     originals = {"decode_activation": TEMPORALIO_DECODE, "encode_completion": TEMPORALIO_ENCODE}
-    if any(list(inspect.signature(f).parameters) != _PARAMETERS[name] for name, f in originals.items()):
+    if extstore is None or any(f is None or list(inspect.signature(f).parameters) != _PARAMETERS[name]
+                               for name, f in originals.items()):  # fmt: skip
         return False
     return all(
         hasattr(owner, name)
@@ -82,6 +87,7 @@ async def decode_activation(
     activation: Any, data_converter: DataConverter, decode_headers: bool, storage_concurrency_limit: int
 ) -> Any:
     if data_converter.payload_codec is not None:
+        assert TEMPORALIO_DECODE is not None  # installed only when supported()
         return await TEMPORALIO_DECODE(activation, data_converter, decode_headers, storage_concurrency_limit)
     encoded = activation.SerializeToString()
     if not any(mark in encoded for mark in _MARKS):
@@ -95,6 +101,7 @@ async def encode_completion(
     completion: Any, data_converter: DataConverter, encode_headers: bool, storage_concurrency_limit: int
 ) -> Any:
     if data_converter.payload_codec is not None:
+        assert TEMPORALIO_ENCODE is not None  # installed only when supported()
         return await TEMPORALIO_ENCODE(completion, data_converter, encode_headers, storage_concurrency_limit)
     storage = data_converter.external_storage
     if storage is None or completion.ByteSize() < storage.payload_size_threshold:

@@ -100,6 +100,16 @@ def _activation(result: Payload) -> WorkflowActivation:
     return WorkflowActivation(run_id="r", jobs=[WorkflowActivationJob(resolve_activity=resolve)])
 
 
+async def _temporalio_encode(*args: object) -> object:
+    assert payload_passes.TEMPORALIO_ENCODE is not None
+    return await payload_passes.TEMPORALIO_ENCODE(*args)
+
+
+async def _temporalio_decode(*args: object) -> object:
+    assert payload_passes.TEMPORALIO_DECODE is not None
+    return await payload_passes.TEMPORALIO_DECODE(*args)
+
+
 def _copy(message: WorkflowActivation) -> WorkflowActivation:
     copy = type(message)()
     copy.CopyFrom(message)
@@ -136,7 +146,7 @@ def test_a_temporalio_that_calls_the_walks_otherwise_keeps_its_own(monkeypatch: 
 async def test_a_completion_comes_out_as_temporalio_makes_it(size: int, with_storage: bool) -> None:
     theirs_driver, ours_driver = (MemoryDriver(), MemoryDriver()) if with_storage else (None, None)
     theirs, ours = _completion(size), _completion(size)
-    await payload_passes.TEMPORALIO_ENCODE(theirs, _converter(theirs_driver), True, 1)
+    await _temporalio_encode(theirs, _converter(theirs_driver), True, 1)
     metrics = await payload_passes.encode_completion(ours, _converter(ours_driver), True, 1)
     assert ours == theirs
     if with_storage:
@@ -153,7 +163,7 @@ async def test_an_activation_with_a_stored_payload_gets_it_back_and_one_without_
     reference = stored.successful.commands[0].schedule_activity.arguments[0]
     for result, retrievals in ((reference, 1), (_payload(10), 0)):
         theirs, ours = _activation(result), _activation(result)
-        await payload_passes.TEMPORALIO_DECODE(theirs, _converter(driver), True, 1)
+        await _temporalio_decode(theirs, _converter(driver), True, 1)
         before = driver.retrievals
         await payload_passes.decode_activation(ours, _converter(driver), True, 1)
         assert ours == theirs
@@ -167,7 +177,7 @@ async def test_an_activation_with_a_stored_payload_gets_it_back_and_one_without_
 
 async def test_with_a_codec_temporalio_runs_every_walk() -> None:
     theirs, ours = _completion(10), _completion(10)
-    await payload_passes.TEMPORALIO_ENCODE(theirs, _converter(MemoryDriver(), Tagging()), True, 1)
+    await _temporalio_encode(theirs, _converter(MemoryDriver(), Tagging()), True, 1)
     await payload_passes.encode_completion(ours, _converter(MemoryDriver(), Tagging()), True, 1)
     assert ours == theirs
     assert ours.successful.commands[0].schedule_activity.arguments[0].metadata["tag"] == b"1"
