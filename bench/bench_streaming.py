@@ -3,6 +3,12 @@
 The model streams ``--tokens`` partials ``--token-ms`` apart after a first-token delay of
 ``--first-token-ms`` (a provider's own time to first token), then its complete response.
 
+``--pacing provider`` (the default): token i leaves at ``first_token_ms + i * token_ms`` after the
+call, whatever the caller does meanwhile, as a provider's server sends it (the tokens wait in the
+socket). ``--pacing consumer``: each token ``token_ms`` after the caller asked for the next one, so
+the caller's own work on every token adds to the answer's length; this bench's runs before
+2026-11-27 paced so.
+
     in-process   InMemoryRunner.run_async with RunConfig(streaming_mode="sse")
     durable      SessionWorkflow on one headless dev server (TEMPORAL_DEV_ARGS), sessions and the
                  stream table in an embedded Postgres (fsync off), one in-process worker; the
@@ -14,7 +20,7 @@ Time to first token (TTFT): from the send to the first partial event in the call
 final: to the committed final event. Each figure is the median of ``--turns`` turns, one at a time.
 
 Run:  cd /work/main && .venv/bin/python bench/bench_streaming.py [--turns 20] [--first-token-ms 300]
-Writes bench/results/streaming.json.
+Writes bench/results/streaming.json (streaming-consumer-paced.json with ``--pacing consumer``).
 """
 
 from __future__ import annotations
@@ -50,8 +56,9 @@ class PacedStreamModel:
 
     name = "paced-stream"
 
-    def __init__(self, tokens: int, first_token_s: float, token_s: float) -> None:
+    def __init__(self, tokens: int, first_token_s: float, token_s: float, *, provider_paced: bool = True) -> None:
         self.tokens, self.first_token_s, self.token_s = tokens, first_token_s, token_s
+        self.provider_paced = provider_paced
         self.called_at: list[float] = []
         """perf_counter() when each call began and when its first token left (the worker runs in
         this process, so the durable turn's steps share the client's clock)."""
@@ -59,11 +66,14 @@ class PacedStreamModel:
 
     async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
         words = [f"t{i} " for i in range(self.tokens)]
-        self.called_at.append(time.perf_counter())
+        called = time.perf_counter()
+        self.called_at.append(called)
         await asyncio.sleep(self.first_token_s)
         self.first_token_at.append(time.perf_counter())
         for i, word in enumerate(words):
-            if i:
+            if i and self.provider_paced:
+                await asyncio.sleep(max(0.0, called + self.first_token_s + i * self.token_s - time.perf_counter()))
+            elif i:
                 await asyncio.sleep(self.token_s)
             if stream:
                 yield LlmResponse(content=Content.model(word), partial=True)
@@ -109,7 +119,8 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
     from adk_temporal.worker import build_worker
     from adkt.client import AdkClient, connect
 
-    model = PacedStreamModel(args.tokens, args.first_token_ms / 1000, args.token_ms / 1000)
+    model = PacedStreamModel(args.tokens, args.first_token_ms / 1000, args.token_ms / 1000,
+                             provider_paced=args.pacing == "provider")
     app = App(name="bench_streaming", root_agent=LlmAgent(name="streamer", model=model))
     sse = RunConfig(streaming_mode="sse")
     runs: dict[str, list[tuple[float, float]]] = {"in_process_new": [], "in_process_next": []}
@@ -153,7 +164,7 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
     summary = {name: _summary(samples) for name, samples in runs.items()}
     return {
         "turns": args.turns, "tokens": args.tokens, "first_token_ms": args.first_token_ms, "token_ms": args.token_ms,
-        "cpus": os.cpu_count(), "runs": summary,
+        "pacing": args.pacing, "cpus": os.cpu_count(), "runs": summary,
         "ratios": {
             f"durable/in_process TTFT, {kind}": summary[f"durable_{kind}"]["ttft_median_ms"]
             / summary[f"in_process_{kind}"]["ttft_median_ms"]
@@ -161,6 +172,10 @@ async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any
         },
         "added_ttft_ms": {
             kind: summary[f"durable_{kind}"]["ttft_median_ms"] - summary[f"in_process_{kind}"]["ttft_median_ms"]
+            for kind in ("new", "next")
+        },
+        "added_final_ms": {
+            kind: summary[f"durable_{kind}"]["final_median_ms"] - summary[f"in_process_{kind}"]["final_median_ms"]
             for kind in ("new", "next")
         },
         # Where the added time goes, durable, medians: send -> the model activity calls the model, and
@@ -179,6 +194,9 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=50)
     parser.add_argument("--first-token-ms", type=float, default=300.0)
     parser.add_argument("--token-ms", type=float, default=10.0)
+    parser.add_argument("--pacing", choices=("provider", "consumer"), default="provider",
+                        help="when each token leaves the model: on the provider's clock, or token-ms after the "
+                             "caller asked for it (see the module's docstring)")
     args = parser.parse_args()
     console = Console()
     results = asyncio.run(run_bench(args, console))
@@ -192,8 +210,11 @@ def main() -> None:
     console.print(table)
     for name, ratio in results["ratios"].items():
         console.print(f"{name}: {ratio:.2f}x (+{results['added_ttft_ms'][name.rsplit(', ', 1)[1]]:.0f} ms)")
+    for kind, added in results["added_final_ms"].items():
+        console.print(f"final event, {kind}: durable minus in-process +{added:.0f} ms")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "streaming.json").write_text(json.dumps(results, indent=2) + "\n")
+    name = "streaming.json" if args.pacing == "provider" else "streaming-consumer-paced.json"
+    (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":
