@@ -45,7 +45,7 @@ from .compaction_activities import (
     events_after_ref,
     summarize_stored_events,
 )
-from .streaming import complete_responses, publisher_for
+from .streaming import complete_responses, publish_committed, publisher_for
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -177,6 +177,11 @@ class AdkActivities:
 
         key = (input.key.app_name, input.key.user_id, input.key.session_id)
         result, _ = await self._writer.run(key, input.after, input.events, counted, wait=True)
+        engine = getattr(self.sessions, "engine", None)
+        if input.stream_to is not None and engine is not None:
+            # The end of a followed turn: its client has the final answer from here, about a workflow
+            # task and the update's result sooner than from the turn's result (docs/durability.md).
+            await publish_committed(engine, input.stream_to, input.events)
         return result
 
     @activity.defn(name=c.LOAD_SESSION)

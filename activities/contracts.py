@@ -14,7 +14,7 @@ from adk_core.models.base import LlmRequest, LlmResponse
 from adk_core.sessions import Session
 from adk_core.types import Content, Event, EventActions, Part, ToolConfirmation
 
-from .streaming import StreamTarget
+from .streaming import StreamTarget, TurnEventsTarget
 
 GENERATE_CONTENT = "adk.generate_content"
 RUN_TOOL = "adk.run_tool"
@@ -63,6 +63,9 @@ class AppendEventsInput(BaseModel):
     events: list[Event]
     after: str | None = None
     """The stored event these follow, when known (feeds the worker's cache)."""
+    stream_to: TurnEventsTarget | None = None
+    """The turn's stream when a client follows it and these are the turn's latest events: once
+    stored, they are written there too (activities/streaming.publish_committed)."""
 
 
 class AppendEventsResult(BaseModel):

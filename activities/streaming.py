@@ -8,7 +8,9 @@ same transaction; the client LISTENs on that channel and reads new rows (adkt/_s
 docs/durability.md ("Streaming") says why this channel and what a client sees when a call is retried.
 
 Rows are keyed by (stream, model call, attempt, seq). Every attempt first writes a ``start`` row, so
-a client that showed text of an earlier attempt knows at once to discard it. Writing never holds up
+a client that showed text of an earlier attempt knows at once to discard it. The turn's end-of-turn
+commit writes its events there too, once stored (``event`` rows, ``publish_committed``): the client
+hands out the committed final answer at once, not a workflow task and the turn's result later. Writing never holds up
 the model: rows queue in memory and a background task writes whatever has queued, one transaction
 per batch. A stream that cannot be written loses its partials (the call itself goes on and its
 complete response is the committed event), and the worker logs why.
@@ -47,7 +49,9 @@ PRUNE_EVERY_SECONDS = 60.0
 """How often one worker process runs the age-based delete (it rides on a stream's first write)."""
 MAX_BATCH_ROWS = 500
 
-ChunkKind = Literal["start", "partial"]
+ChunkKind = Literal["start", "partial", "event"]
+COMMITTED_CALL = -1
+"""The ``call`` of a stream's ``event`` rows: committed events, not any model call's partials."""
 STREAM_RESET = "adk_stream_reset"
 """custom_metadata key of the partial event that tells a client to discard the text it showed of
 an earlier attempt of the same model call (``{"attempt": n}``: the attempt that starts over)."""
@@ -72,6 +76,18 @@ class StreamTarget(BaseModel):
     branch: str | None = None
 
 
+class TurnEventsTarget(BaseModel):
+    """Where a commit of the turn's own events goes too, once stored: given by the workflow to the
+    append activity when a client follows the turn and the commit is the turn's latest events."""
+
+    stream_id: str
+    first: int
+    """The turn's index (as TurnQuery.after counts) of the first event published."""
+    count: int
+    """How many of the commit's events are published: its last ones (the user's message, stored with
+    the turn's first commit, is no event of the turn)."""
+
+
 def turn_stream_id(workflow_id: str, message_id: str) -> str:
     """The stream of the turn that runs message ``message_id`` in the conversation ``workflow_id``."""
     return f"{workflow_id}#{message_id}"
@@ -91,6 +107,7 @@ written AS (
         AS (call int, attempt int, seq int, after_events int, kind text, event jsonb, create_time double precision))
         WITH ORDINALITY AS r(call, attempt, seq, after_events, kind, event, create_time, n)
     ORDER BY r.n
+    ON CONFLICT ON CONSTRAINT adk_stream_chunks_position DO NOTHING
     RETURNING 1
 )
 SELECT pg_notify(:channel, '') FROM (SELECT count(*) FROM written) AS w
@@ -98,7 +115,8 @@ SELECT pg_notify(:channel, '') FROM (SELECT count(*) FROM written) AS w
 """Writers of one stream (parallel branches, a stale attempt) take turns on the advisory lock, held
 to the commit, so ids commit in id order within a stream and a reader's "id > last seen" never skips
 a row. The rows read from the lock's CTE, so none is inserted before the lock is held; the NOTIFY
-counts them first, and Postgres delivers it at the commit."""
+counts them first, and Postgres delivers it at the commit. A row already there is left as it is: a
+commit stored again (its workflow task retried) writes the same events' rows again."""
 
 
 _WRITE_ROWS_SQL = driver_sql(_WRITE_ROWS)
@@ -214,14 +232,7 @@ class ChunkPublisher:
         await self._prune_now_and_then()
 
     async def _write_rows(self, stream_id: str, rows: list[dict[str, Any]]) -> None:
-        # One statement in its own transaction: the lock, the rows in order, the NOTIFY (0.7-0.8 ms
-        # against 2.1-2.3 ms as BEGIN, three statements and COMMIT; each is a round trip before
-        # the first token reaches the client).
-        # On the engine's held connections, as session appends (adk_core.sql.held): no pool checkout
-        # or autocommit switch per batch.
-        params = {"lock_key": _lock_key(stream_id), "stream_id": stream_id, "rows": _rows_json(rows),
-                  "channel": channel_name(stream_id)}  # fmt: skip
-        await held_connections(self._engine).fetch_first_rows([(_WRITE_ROWS_SQL, params)])
+        await _write_stream_rows(self._engine, stream_id, rows)
 
     async def _prune_now_and_then(self) -> None:
         now = wall_clock()
@@ -233,6 +244,36 @@ class ChunkPublisher:
                 await conn.execute(stream_chunks.delete().where(stream_chunks.c.create_time < now - RETENTION_SECONDS))
         except Exception as e:  # noqa: BLE001  (housekeeping: the next prune, a minute on, tries again)
             logger.warning("could not delete stream rows older than %.0f s: %s", RETENTION_SECONDS, e)
+
+
+async def _write_stream_rows(engine: AsyncEngine, stream_id: str, rows: list[dict[str, Any]]) -> None:
+    # One statement in its own transaction: the lock, the rows in order, the NOTIFY (0.7-0.8 ms
+    # against 2.1-2.3 ms as BEGIN, three statements and COMMIT; each is a round trip before
+    # the first token reaches the client).
+    # On the engine's held connections, as session appends (adk_core.sql.held): no pool checkout
+    # or autocommit switch per batch.
+    params = {"lock_key": _lock_key(stream_id), "stream_id": stream_id, "rows": _rows_json(rows),
+              "channel": channel_name(stream_id)}  # fmt: skip
+    await held_connections(engine).fetch_first_rows([(_WRITE_ROWS_SQL, params)])
+
+
+async def publish_committed(engine: AsyncEngine, target: TurnEventsTarget, events: list[Event]) -> None:
+    """The turn's events just stored, as ``event`` rows of its stream (seq and after_events: each
+    one's index in the turn). For display only, as partials: a client that misses them gets the
+    same events from the turn's query or result, so a failure is logged, not raised."""
+    codec = process_codec()
+    now = wall_clock()
+    try:
+        rows = [
+            {"call": COMMITTED_CALL, "attempt": 0, "seq": index, "after_events": index, "kind": "event",
+             "create_time": now, "event": seal_json(dumps_model(event, "a committed event"), codec)}
+            for index, event in enumerate(events[len(events) - target.count:], target.first)
+        ]
+        with telemetry.start_span("adk.stream.write", {"adk.stream.id": target.stream_id, "adk.stream.rows": len(rows)}):
+            await _write_stream_rows(engine, target.stream_id, rows)
+    except Exception as e:  # noqa: BLE001  (display only: the events are stored, the client reads them from the turn)
+        logger.warning("committed events of stream %s were not published (the client gets them with the turn's "
+                       "result): %s", target.stream_id, e)
 
 
 async def complete_responses(

@@ -188,6 +188,10 @@ class _Call:
 class TurnMerge:
     """Orders one turn's partials among its committed events.
 
+    Committed events come by index in the turn (``add_events``), from the turn's query or result
+    and from the stream's ``event`` rows (the end-of-turn commit, written once stored); each is
+    handed out once, in turn order, whichever source brings it first.
+
     A model call's partials go after the events the turn had made when the call started
     (``after_events``) and before the next committed event, which is the call's own response: the
     model activity writes every partial before it returns, so a reader that reads the rows after
@@ -199,14 +203,33 @@ class TurnMerge:
 
     def __init__(self) -> None:
         self._events: deque[Event] = deque()
+        self._received = 0
+        self._ahead: dict[int, Event] = {}  # committed events read before one that precedes them
         self._calls: dict[int, _Call] = {}
         self._released_authors: list[str] = []  # of the committed events handed out, in order
 
-    def add_events(self, events: list[Event]) -> None:
-        self._events.extend(events)
+    @property
+    def received(self) -> int:
+        """How many of the turn's committed events it has, all before them included: where the
+        next query of the turn starts (TurnQuery.after)."""
+        return self._received
+
+    def add_events(self, events: list[Event], first: int | None = None) -> None:
+        """The turn's committed events from index ``first`` (default: right after those received).
+        Events it already has are dropped; events after one it lacks wait for it."""
+        start = self._received if first is None else first
+        for index, event in enumerate(events, start):
+            if index >= self._received:
+                self._ahead.setdefault(index, event)
+        while self._received in self._ahead:
+            self._events.append(self._ahead.pop(self._received))
+            self._received += 1
 
     def add_chunks(self, chunks: list[Chunk]) -> None:
         for chunk in chunks:
+            if chunk.kind == "event":
+                self.add_events([chunk.event], chunk.after_events)
+                continue
             call = self._calls.get(chunk.call)
             if call is None:
                 # A call first seen after its response went out (its own rows lost, a stale attempt's left).

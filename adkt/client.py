@@ -296,10 +296,15 @@ class AdkClient:
         interval = poll_interval
 
         async def ordered(events: list[Event]) -> list[Event]:
+            """The turn's events from ``query.after`` merged with what the stream holds; moves
+            ``query.after`` past every committed event received (the stream brings the last ones
+            early: activities/streaming.publish_committed)."""
             if follower is None:
+                query.after += len(events)
                 return events
-            merge.add_events(events)
+            merge.add_events(events, query.after)
             merge.add_chunks(await follower.read())  # after the events: all partials before them are read
+            query.after = merge.received
             return merge.take()
 
         try:
@@ -321,7 +326,6 @@ class AdkClient:
                 status = await self._query_turn(handle, query, result)
                 for event in await ordered(status.events):
                     yield event
-                query.after += len(status.events)
                 # Query again soon while the turn makes events, less often while it is quiet (a model
                 # call streaming, a slow tool): hundreds of streams otherwise load Temporal with queries.
                 # The turn's end comes with the send's own result, which ends the wait at once.

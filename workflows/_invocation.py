@@ -105,7 +105,7 @@ class DurableInvoker:
             async for event in self.runner.run_invocation(ctx, message, state_delta):
                 events.append(event)
             if flush:
-                await self.sessions.flush()
+                await self.sessions.flush(self.runtime.turn_stream)
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
             error_type = _error_type(e)
             # Stored as the error event's text: no NUL, which Postgres refuses.

@@ -12,7 +12,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.agents.context import InvocationContext
     from adk_core.sessions import SessionService
     from adk_core.types import Event
-    from adk_temporal.activities.streaming import StreamTarget
+    from adk_temporal.activities.streaming import StreamTarget, TurnEventsTarget
 
 
 class TurnStream:
@@ -34,3 +34,14 @@ class TurnStream:
             stream_id=self.stream_id, call=call, after_events=len(self._events),
             invocation_id=ctx.invocation_id, branch=ctx.branch,
         )
+
+    def committed(self, stored: list[Event]) -> TurnEventsTarget | None:
+        """Where a commit of ``stored`` goes too: its last events that are the turn's latest (the
+        user's message before them is no event of the turn); None when it ends with none of them."""
+        count = 0
+        while (count < min(len(stored), len(self._events))
+               and stored[-1 - count].id == self._events[-1 - count].id):  # fmt: skip
+            count += 1
+        if not count:
+            return None
+        return TurnEventsTarget(stream_id=self.stream_id, first=len(self._events) - count, count=count)

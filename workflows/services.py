@@ -12,7 +12,7 @@ activity count of its model and tool calls.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -29,6 +29,9 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.sessions.base import apply_event_to_session, prepare_event_for_storage
     from adk_core.types import Event, Part
     from adk_temporal.activities import contracts as c
+
+if TYPE_CHECKING:
+    from ._turn_stream import TurnStream
 
 STORE_TIMEOUT = timedelta(seconds=30)
 STORE_RETRY = RetryPolicy(
@@ -134,14 +137,15 @@ class DurableSessionService(SessionService):
         if self._order.get(last, -1) >= current:
             self.stored_through = last
 
-    async def flush(self) -> None:
-        """Store every queued event now (end of invocation, before continue-as-new)."""
+    async def flush(self, stream: TurnStream | None = None) -> None:
+        """Store every queued event now (end of invocation, before continue-as-new). With the turn's
+        ``stream``, events that are the turn's latest go to its followers too once stored."""
         events = self.take_commits()
         if not events:
             return
-        await self._store(c.APPEND_EVENTS, c.AppendEventsInput(key=self.key, events=events, after=self.commit_after()),
-                          c.AppendEventsResult,
-                          summary=f"commit {len(events)} event(s)")
+        commit = c.AppendEventsInput(key=self.key, events=events, after=self.commit_after(),
+                                     stream_to=stream.committed(events) if stream is not None else None)
+        await self._store(c.APPEND_EVENTS, commit, c.AppendEventsResult, summary=f"commit {len(events)} event(s)")
         self.acknowledge(events)
 
     async def load(

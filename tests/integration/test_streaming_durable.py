@@ -1,8 +1,9 @@
 """Token streaming under the durable runtime (RunConfig streaming_mode "sse", AdkClient.stream(partial=True)).
 
 A recorded provider stream reaches a durable client as the same partials, in the same places, as
-in-process; a worker killed mid-stream: the retry's reset and partials leave the client with the
-right text; partials stay out of workflow history.
+in-process; the committed answer reaches it as soon as it is stored, before the turn's result; a
+worker killed mid-stream: the retry's reset and partials leave the client with the right text;
+partials stay out of workflow history.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,9 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from adk_core import App, InMemoryRunner, LlmAgent, RunConfig
+from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer
+from adk_core.models import text_response
+from adk_core.models.base import LlmRequest, LlmResponse
 from adk_core.models.gemini import GeminiModel
 from adk_core.sql import migrate, postgres_url
 from adk_core.sql.schema import stream_chunks
@@ -130,6 +135,51 @@ async def test_a_recorded_provider_stream_reaches_the_durable_client_as_in_proce
     finally:
         await engine.dispose()
     assert left == 0
+
+
+class SlowSummarizerModel:
+    """A summarizer that takes ``seconds`` to answer: the turn's compaction runs that long after
+    its answer is stored."""
+
+    name = "slow-summarizer"
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls = 0
+
+    async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        self.calls += 1
+        await asyncio.sleep(self.seconds)
+        yield text_response("They greeted each other.")
+
+
+async def test_the_committed_answer_reaches_the_client_when_stored_not_with_the_turns_result(
+    durable_stack: DurableStack,
+) -> None:
+    """The end-of-turn commit is written to the turn's stream once stored: a client following the
+    turn hands out the committed answer while the turn still runs (here, a 1.5 s compaction after
+    the answer), not with the update's result, a workflow task later. Each event once, as stored."""
+    summarizer = SlowSummarizerModel(1.5)
+    app = App(
+        name=f"stream_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="greeter", model=_gemini(lambda body: gemini_sse(["Hello", " there."]))),
+        events_compaction_config=EventsCompactionConfig(1, summarizer=LlmEventsSummarizer(summarizer)),
+    )
+    durable_stack.register(app)
+    loop = asyncio.get_running_loop()
+    # A poll interval longer than the turn: no query of the turn's state brings the answer early.
+    stream = _client(durable_stack).stream(app.name, "u", "s", "hi", partial=True, poll_interval=30.0)
+    arrivals = [(loop.time(), e) async for e in stream]
+    ended = loop.time()
+
+    assert summarizer.calls == 1, "the turn compacted after its answer"
+    committed = [(at, e) for at, e in arrivals if not e.partial]
+    assert [e.text for _, e in committed] == ["Hello there."]
+    assert ended - committed[0][0] >= 1.0, "the answer waited for the rest of the turn"
+    assert [e.text for _, e in arrivals if e.partial] == ["Hello", " there."]
+    session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert session is not None
+    assert [e.id for e in session.events if e.author == "greeter"] == [committed[0][1].id]
 
 
 async def _history_bytes(stack: DurableStack, workflow_id: str) -> tuple[int, int]:

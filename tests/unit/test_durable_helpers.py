@@ -1,4 +1,5 @@
-"""Pure pieces of the durable runtime: the worker's stored-events cache and the resumable tail."""
+"""Pure pieces of the durable runtime: the worker's stored-events cache, the resumable tail, and
+which events of a commit a followed turn's stream gets."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from adk_core.flow.functions import resumable_tail_start
 from adk_core.sessions import GetSessionConfig, InMemorySessionService
 from adk_core.types import Content, Event, Part
 from adk_temporal.activities._history import StoredEventsCache
+from adk_temporal.workflows._turn_stream import TurnStream
 
 
 def _event(eid: str, author: str = "user", **kw: Any) -> Event:
@@ -152,3 +154,17 @@ def test_converter_drops_none_fields_but_keeps_none_values_and_round_trips() -> 
     assert b'"deleted":null' in payload.data, "a None inside a dict is data, not a default"
     [back] = adk_data_converter.payload_converter.from_payloads([payload], [ModelCallInput])
     assert back == call
+
+
+def test_a_turn_stream_gets_the_commits_events_that_are_the_turns_latest() -> None:
+    turn = [_event("call", "a"), _event("result", "a"), _event("answer", "a")]
+    stream = TurnStream("conv#m1", turn, InMemorySessionService())
+    user = _event("question")
+    # The first commit holds the user's message (no event of the turn) before the turn's events.
+    target = stream.committed([user, *turn])
+    assert target is not None and (target.stream_id, target.first, target.count) == ("conv#m1", 0, 3)
+    target = stream.committed([turn[2]])  # the end-of-turn commit; the others rode along earlier
+    assert target is not None and (target.first, target.count) == (2, 1)
+    assert stream.committed([user]) is None
+    assert stream.committed([turn[1]]) is None, "not the turn's latest: its index is not known this way"
+    assert stream.committed([]) is None

@@ -84,3 +84,38 @@ def test_rows_of_a_call_first_seen_after_its_response_are_dropped() -> None:
     assert _shown(merge.take()) == ["A"]
     merge.add_chunks([_chunk(0, 1, 0, _partial("stale"))])  # its attempt lost the race and still wrote
     assert merge.take() == []
+
+
+def _committed(index: int, event: Event) -> Chunk:
+    """An ``event`` row: a committed event of the turn, written by its end-of-turn commit."""
+    return Chunk(next(_ids), -1, 0, index, "event", event)
+
+
+def test_the_committed_answer_from_the_stream_is_handed_out_once_before_the_turn_result() -> None:
+    merge = TurnMerge()
+    merge.add_chunks([_chunk(0, 1, 0, _start(1)), _chunk(0, 1, 0, _partial("Hi"))])
+    merge.add_chunks([_committed(0, _final("Hi there"))])
+    assert _shown(merge.take()) == ["~Hi", "Hi there"]
+    assert merge.received == 1, "the next query starts after it"
+    merge.add_events([_final("Hi there")], first=0)  # the turn's result brings it again
+    assert merge.take() == []
+
+
+def test_a_committed_event_read_before_the_ones_before_it_waits_for_them() -> None:
+    merge = TurnMerge()
+    tool_call, tool_result = _final("calling a tool"), Event(author="a", content=Content.user("tool result"))
+    merge.add_chunks([_committed(2, _final("It is sunny"))])  # the end-of-turn commit; 0 and 1 rode along earlier
+    assert merge.take() == [] and merge.received == 0
+    merge.add_events([tool_call], first=0)
+    assert _shown(merge.take()) == ["calling a tool"]
+    merge.add_events([tool_call, tool_result], first=0)  # a query that overlaps what it has
+    assert _shown(merge.take()) == ["tool result", "It is sunny"]
+    assert merge.received == 3
+
+
+def test_a_committed_event_closes_its_calls_partials_as_a_queried_one_does() -> None:
+    merge = TurnMerge()
+    merge.add_chunks([_chunk(0, 1, 0, _partial("He")), _committed(0, _final("Hello"))])
+    assert _shown(merge.take()) == ["~He", "Hello"]
+    merge.add_chunks([_chunk(0, 2, 0, _start(2)), _chunk(0, 2, 0, _partial("late"))])  # a lost attempt's rows
+    assert merge.take() == []
