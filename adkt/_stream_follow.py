@@ -215,9 +215,18 @@ class TurnMerge:
         return self._received
 
     def add_events(self, events: list[Event], first: int | None = None) -> None:
-        """The turn's committed events from index ``first`` (default: right after those received).
-        Events it already has are dropped; events after one it lacks wait for it."""
+        """The turn's committed events from index ``first`` (default: right after those received),
+        as the turn's query or result gives them: all it holds from there on. Events it already has
+        are dropped; events before ``first`` it lacks were left out of a bounded result
+        (TurnResult.events_omitted; they are in the session store) and are skipped."""
         start = self._received if first is None else first
+        if start > self._received:
+            self._ahead = {index: event for index, event in self._ahead.items() if index >= start}
+            self._received = start
+        self._place(events, start)
+
+    def _place(self, events: list[Event], start: int) -> None:
+        """Events at their index; one read before an event that precedes it waits for that one."""
         for index, event in enumerate(events, start):
             if index >= self._received:
                 self._ahead.setdefault(index, event)
@@ -228,7 +237,7 @@ class TurnMerge:
     def add_chunks(self, chunks: list[Chunk]) -> None:
         for chunk in chunks:
             if chunk.kind == "event":
-                self.add_events([chunk.event], chunk.after_events)
+                self._place([chunk.event], chunk.after_events)
                 continue
             call = self._calls.get(chunk.call)
             if call is None:

@@ -295,14 +295,15 @@ class AdkClient:
         merge = TurnMerge()
         interval = poll_interval
 
-        async def ordered(events: list[Event]) -> list[Event]:
-            """The turn's events from ``query.after`` merged with what the stream holds; moves
-            ``query.after`` past every committed event received (the stream brings the last ones
-            early: activities/streaming.publish_committed)."""
+        async def ordered(events: list[Event], first: int | None = None) -> list[Event]:
+            """The turn's events from index ``first`` (default ``query.after``) merged with what the
+            stream holds; moves ``query.after`` past every committed event received (the stream
+            brings the last ones early: activities/streaming.publish_committed)."""
+            first = query.after if first is None else first
             if follower is None:
-                query.after += len(events)
+                query.after = max(query.after, first + len(events))
                 return events
-            merge.add_events(events, query.after)
+            merge.add_events(events, first)
             merge.add_chunks(await follower.read())  # after the events: all partials before them are read
             query.after = merge.received
             return merge.take()
@@ -324,7 +325,7 @@ class AdkClient:
                 await _notified_or_answered(follower, poll_interval, result)
             while True:
                 status = await self._query_turn(handle, query, result)
-                for event in await ordered(status.events):
+                for event in await ordered(status.events, status.first):
                     yield event
                 # Query again soon while the turn makes events, less often while it is quiet (a model
                 # call streaming, a slow tool): hundreds of streams otherwise load Temporal with queries.
@@ -338,7 +339,7 @@ class AdkClient:
                         SessionWorkflow.send_message, "queue_message", send, query.message_id, app, user_id, session_id,
                         None,
                     )
-                    for event in await ordered(turn.events[query.after:]):
+                    for event in await ordered(*turn.events_after(query.after)):
                         yield event
                     return
                 if status.state == "done":
@@ -366,7 +367,8 @@ class AdkClient:
     async def _query_turn(self, handle: WorkflowHandle, query: TurnQuery, result: asyncio.Future) -> TurnStatus:
         turn: TurnResult | None = result.result() if result.done() and result.exception() is None else None
         if turn is not None:  # the update's own result (None when the message was queued by signal)
-            return TurnStatus(state="done", events=turn.events[query.after:], result=turn)
+            events, first = turn.events_after(query.after)
+            return TurnStatus(state="done", events=events, first=first, result=turn)
         try:
             return await handle.query(SessionWorkflow.turn, query)
         except RPCTimeoutOrCancelledError:

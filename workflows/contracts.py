@@ -91,6 +91,12 @@ class TurnResult(BaseModel):
     """Earlier events of the turn left out to keep this result small (a turn of thousands of tool
     calls): ``events`` holds the newest ones; all of them are in the session store."""
 
+    def events_after(self, after: int) -> tuple[list[Event], int]:
+        """The turn's events from index ``after`` on that this result holds, and the index of the
+        first of them: past ``after`` when the result left out older events than that."""
+        start = max(0, after - self.events_omitted)
+        return self.events[start:], start + self.events_omitted
+
 
 class TurnOutcome(BaseModel):
     """A finished turn as the workflow keeps it: its result, or why it failed."""
@@ -153,6 +159,9 @@ class TurnStatus(BaseModel):
     position: int = 0
     events: list[Event] = Field(default_factory=list)
     """The turn's events from ``after`` on (all of them once done or failed)."""
+    first: int | None = None
+    """The index in the turn of ``events[0]``: ``after``, or past it when a finished turn's result
+    left out older events (TurnResult.events_omitted). None from workers before this field: ``after``."""
     result: TurnResult | None = None
     error_type: str | None = None
     error_message: str | None = None

@@ -470,18 +470,18 @@ class SessionWorkflow:
         """Where a message is: queued (and how far back), running (its events so far), done, failed."""
         message_id = query.message_id
         if self._running is not None and self._running.message_id == message_id:
-            return TurnStatus(state="running", events=self._turn_events[query.after:])
+            return TurnStatus(state="running", events=self._turn_events[query.after:], first=query.after)
         if any(m.message_id == message_id for m in self._queue):
             return TurnStatus(state="queued", position=self._position(message_id))
         outcome = self._outcomes.get(message_id)
         if outcome is not None and outcome.result is not None:
             # ``after`` counts the whole turn; the result may leave its oldest events out.
-            start = max(0, query.after - outcome.result.events_omitted)
-            return TurnStatus(state="done", events=outcome.result.events[start:], result=outcome.result)
+            events, first = outcome.result.events_after(query.after)
+            return TurnStatus(state="done", events=events, first=first, result=outcome.result)
         if outcome is not None:
             start = max(0, query.after - outcome.failed_events_omitted)
-            return TurnStatus(state="failed", events=outcome.failed_events[start:], error_type=outcome.error_type,
-                              error_message=outcome.error_message)  # fmt: skip
+            return TurnStatus(state="failed", events=outcome.failed_events[start:], first=start + outcome.failed_events_omitted,
+                              error_type=outcome.error_type, error_message=outcome.error_message)  # fmt: skip
         if message_id in self._done:
             # Done in an earlier run; its events are in the store, which a query cannot read: no
             # result here, and the client asks again by update (send_message reads them back).

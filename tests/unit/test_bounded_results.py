@@ -6,6 +6,7 @@ from pydantic_core import to_json
 
 from adk_core.types import Content, Event
 from adk_temporal.workflows._invocation import bounded_tail
+from adk_temporal.workflows.contracts import TurnResult
 
 
 def _event(i: int, size: int = 100) -> Event:
@@ -28,3 +29,12 @@ def test_a_long_turn_keeps_its_newest_events_within_the_budget() -> None:
 def test_the_last_event_is_kept_however_large() -> None:
     events = [_event(0), _event(1, size=10_000)]
     assert bounded_tail(events, budget=1_000) == ([events[1]], 1)
+
+
+def test_a_results_events_after_an_index_say_where_they_start() -> None:
+    events = [Event(id=f"e{i}", author="a", invocation_id="i") for i in range(6, 10)]
+    result = TurnResult(events=events, events_omitted=6)  # a turn of 10 events, the newest 4 kept
+    slices = [result.events_after(after) for after in (0, 8, 10)]
+    assert [([e.id for e in got], first) for got, first in slices] == [
+        (["e6", "e7", "e8", "e9"], 6), (["e8", "e9"], 8), ([], 10),
+    ], "from 0: the result starts at 6 (0-5 were left out); from 8: where the client is"

@@ -119,3 +119,15 @@ def test_a_committed_event_closes_its_calls_partials_as_a_queried_one_does() -> 
     assert _shown(merge.take()) == ["~He", "Hello"]
     merge.add_chunks([_chunk(0, 2, 0, _start(2)), _chunk(0, 2, 0, _partial("late"))])  # a lost attempt's rows
     assert merge.take() == []
+
+
+def test_events_a_bounded_result_left_out_are_skipped_not_waited_for() -> None:
+    merge = TurnMerge()
+    merge.add_events([_final("call 0"), _final("call 1")], first=0)  # what the queries brought
+    assert _shown(merge.take()) == ["call 0", "call 1"]
+    merge.add_chunks([_committed(9, _final("answer"))])
+    assert merge.take() == [], "the stream's answer waits for events 2-8"
+    # The turn's result holds its newest events only (7 to 9); 2-6 are in the session store.
+    merge.add_events([_final("call 7"), _final("call 8"), _final("answer")], first=7)
+    assert _shown(merge.take()) == ["call 7", "call 8", "answer"]
+    assert merge.received == 10
