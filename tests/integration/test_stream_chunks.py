@@ -1,5 +1,5 @@
 """The stream table on a real Postgres: what the model activity writes, the client reads in order,
-with a notification; old rows are pruned by age."""
+with a notification; the end-of-turn commit's events too; old rows are pruned by age."""
 
 from __future__ import annotations
 
@@ -22,9 +22,15 @@ from adk_core.errors import ConfigurationError
 from adk_core.models.base import LlmResponse
 from adk_core.sql import migrate, postgres_url
 from adk_core.sql.schema import stream_chunks
-from adk_core.types import Content
+from adk_core.types import Content, Event
 from adk_temporal.activities import streaming
-from adk_temporal.activities.streaming import ChunkPublisher, StreamTarget, complete_responses
+from adk_temporal.activities.streaming import (
+    ChunkPublisher,
+    StreamTarget,
+    TurnEventsTarget,
+    complete_responses,
+    publish_committed,
+)
 from adkt._stream_follow import StreamFollower, StreamHub
 
 pytestmark = pytest.mark.integration
@@ -152,3 +158,38 @@ async def test_a_follower_on_a_database_without_the_stream_table_says_to_migrate
             await hub.follow("s-none").read()
     finally:
         await hub.close()
+
+
+async def test_committed_events_are_written_at_their_index_once_sealed_and_read_back(
+    engine: AsyncEngine, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADK_ENCRYPTION_KEYS", "k1:" + base64.b64encode(b"\x02" * 32).decode())
+    user = Event(author="user", content=Content.user("hi"))
+    answer = Event(author="a", content=Content.model("PANGOLIN-7 says hello"))
+    target = TurnEventsTarget(stream_id="s-committed", first=3, count=1)  # the answer is the turn's 4th event
+    async with StreamFollower(database_url, "s-committed") as follower:
+        await publish_committed(engine, target, [user, answer])
+        await publish_committed(engine, target, [user, answer])  # the commit stored again: no second row
+        await asyncio.wait_for(follower.wait(5.0), timeout=10)
+        chunks = await follower.read()
+        assert [(c.kind, c.call, c.after_events, c.event.id, c.event.text) for c in chunks] == [
+            ("event", -1, 3, answer.id, "PANGOLIN-7 says hello")
+        ]
+        async with engine.connect() as conn:
+            stored = await conn.scalar(
+                sa.text("SELECT event::text FROM adk_stream_chunks WHERE stream_id = 's-committed'"))  # fmt: skip
+        assert stored is not None and "PANGOLIN" not in stored, "sealed at rest, as partials are"
+        await follower.delete()
+
+
+async def test_committed_events_that_cannot_be_written_are_logged_not_raised(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def down(*args: object) -> None:
+        raise ConnectionError("the database went away")
+
+    monkeypatch.setattr(streaming, "_write_stream_rows", down)
+    answer = Event(author="a", content=Content.model("hello"))
+    await publish_committed(engine, TurnEventsTarget(stream_id="s-down", first=0, count=1), [answer])
+    assert "committed events of stream s-down were not published" in caplog.text
+    assert "the database went away" in caplog.text
