@@ -94,8 +94,14 @@ class TurnResult(BaseModel):
     def events_after(self, after: int) -> tuple[list[Event], int]:
         """The turn's events from index ``after`` on that this result holds, and the index of the
         first of them: past ``after`` when the result left out older events than that."""
-        start = max(0, after - self.events_omitted)
-        return self.events[start:], start + self.events_omitted
+        return _kept_after(self.events, self.events_omitted, after)
+
+
+def _kept_after(kept: list[Event], omitted: int, after: int) -> tuple[list[Event], int]:
+    """Of a turn's newest events ``kept`` (``omitted`` older ones left out), those from the turn's
+    index ``after`` on, and the index of the first of them."""
+    start = max(0, after - omitted)
+    return kept[start:], start + omitted
 
 
 class TurnOutcome(BaseModel):
@@ -109,6 +115,10 @@ class TurnOutcome(BaseModel):
     """A failed turn's newest events (its error event last), within the result's byte budget, so
     that a client following the turn sees every event it made before the failure."""
     failed_events_omitted: int = 0
+
+    def failed_events_after(self, after: int) -> tuple[list[Event], int]:
+        """As TurnResult.events_after, for a failed turn's events."""
+        return _kept_after(self.failed_events, self.failed_events_omitted, after)
 
 
 class CarriedTurns(BaseModel):

@@ -479,9 +479,9 @@ class SessionWorkflow:
             events, first = outcome.result.events_after(query.after)
             return TurnStatus(state="done", events=events, first=first, result=outcome.result)
         if outcome is not None:
-            start = max(0, query.after - outcome.failed_events_omitted)
-            return TurnStatus(state="failed", events=outcome.failed_events[start:], first=start + outcome.failed_events_omitted,
-                              error_type=outcome.error_type, error_message=outcome.error_message)  # fmt: skip
+            events, first = outcome.failed_events_after(query.after)
+            return TurnStatus(state="failed", events=events, first=first, error_type=outcome.error_type,
+                              error_message=outcome.error_message)  # fmt: skip
         if message_id in self._done:
             # Done in an earlier run; its events are in the store, which a query cannot read: no
             # result here, and the client asks again by update (send_message reads them back).
