@@ -228,11 +228,8 @@ class ChunkPublisher:
     async def _write(self, rows: list[dict[str, Any]]) -> None:
         stream_id = self._target.stream_id
         with telemetry.start_span("adk.stream.write", {"adk.stream.id": stream_id, "adk.stream.rows": len(rows)}):
-            await self._write_rows(stream_id, rows)
+            await _write_stream_rows(self._engine, stream_id, rows)
         await self._prune_now_and_then()
-
-    async def _write_rows(self, stream_id: str, rows: list[dict[str, Any]]) -> None:
-        await _write_stream_rows(self._engine, stream_id, rows)
 
     async def _prune_now_and_then(self) -> None:
         now = wall_clock()
