@@ -13,10 +13,8 @@ from sqlalchemy.pool import NullPool
 
 from adk_core.errors import ConfigurationError
 from adk_core.sql.engine import postgres_url
+from adk_core.sql.migrate import VERSION_TABLE
 from adk_core.sql.schema import metadata
-
-VERSION_TABLE = "adk_alembic_version"
-"""Our own version table, so an application's Alembic history in the same database is untouched."""
 
 config = context.config
 

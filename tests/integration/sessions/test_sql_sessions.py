@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import subprocess
+import sys
 import uuid
 from typing import Any
 
@@ -22,6 +24,7 @@ from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL
 from adk_core.sql import MIGRATIONS_DIR, alembic_config, held, is_transient, migrate, upgrade
+from adk_core.sql.migrate import HEAD_REVISION, VERSION_TABLE
 from adk_core.sql.schema import metadata
 from adk_core.types import Content, Event, EventActions, Part
 from adkt.embedded import EmbeddedPostgres
@@ -82,6 +85,33 @@ def test_migrations_ship_inside_the_package() -> None:
     scripts = ScriptDirectory.from_config(alembic_config())
     assert len(scripts.get_heads()) == 1  # one line of migrations, no unmerged branches
     assert (MIGRATIONS_DIR / "script.py.mako").is_file()
+    # A database at HEAD_REVISION is taken to be up to date: a new migration must move it.
+    assert HEAD_REVISION == scripts.get_current_head()
+
+
+async def test_a_database_behind_is_upgraded_and_one_at_head_is_checked_without_alembic(
+    postgres: EmbeddedPostgres,
+) -> None:
+    url = await postgres.create_database(f"behind_{uuid.uuid4().hex[:8]}")
+    await asyncio.to_thread(upgrade, url, "0006")
+    await migrate(url)  # one migration behind: the fast path must not skip it
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        version = (await conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}"))).scalar_one()
+    await engine.dispose()
+    assert version == HEAD_REVISION
+    # At head, a new process (a worker, a CLI command) reads the version and neither imports
+    # Alembic nor reads the migration scripts.
+    script = (
+        "import asyncio, sys\n"
+        "from adk_core.sql import migrate\n"
+        f"asyncio.run(migrate({url!r}))\n"
+        "assert 'alembic' not in sys.modules, 'alembic was imported'\n"
+    )
+    checked = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stderr
 
 
 async def test_concurrent_migrators_take_turns(postgres: EmbeddedPostgres) -> None:
