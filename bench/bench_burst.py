@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -51,7 +52,7 @@ WORKER_START_SECONDS = 180.0
 # --- the worker processes ----------------------------------------------------------------------
 
 
-async def child(address: str, database_url: str, workflow_tasks: int | None, cache: int) -> None:
+async def child(address: str, database_url: str, workflow_tasks: int | None, cache: int, unsandboxed: bool = False) -> None:
     from _floor import SandboxedFloorWorkflow
     from bench_durable import FloorWorkflow, noop
 
@@ -67,6 +68,10 @@ async def child(address: str, database_url: str, workflow_tasks: int | None, cac
     )
     if workflow_tasks is not None:
         options["max_concurrent_workflow_tasks"] = workflow_tasks
+    if unsandboxed:  # as `adkt worker --unsandboxed`: W1's workflows outside the sandbox
+        from temporalio.worker import UnsandboxedWorkflowRunner
+
+        options["workflow_runner"] = UnsandboxedWorkflowRunner()
     async with open_services(database_url) as services:
         worker = build_worker(
             client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
@@ -84,6 +89,8 @@ async def start_workers(args: argparse.Namespace, address: str, database_url: st
                "--cache", str(args.cache)]
         if args.workflow_tasks is not None:
             cmd += ["--workflow-tasks", str(args.workflow_tasks)]
+        if args.unsandboxed:
+            cmd += ["--unsandboxed"]
         log = open(log_dir / f"{args.out.stem}-worker-{n}.log", "w")  # noqa: SIM115 - closed with the process
         proc = await asyncio.create_subprocess_exec(*cmd, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=log)
         proc.log = log  # type: ignore[attr-defined]
@@ -131,6 +138,32 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def cpu_by_process() -> dict[str, float]:
+    """CPU seconds so far, by kind: this process (the senders), the worker processes, the dev server and
+    Postgres (children of this process, psutil)."""
+    import psutil
+
+    me = psutil.Process()
+    own = me.cpu_times()
+    totals = {"client": own.user + own.system, "workers": 0.0, "temporal": 0.0, "postgres": 0.0}
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = child.cpu_times()
+            name, command = child.name(), " ".join(child.cmdline()[:3])
+            kind = "temporal" if "temporal" in name else "workers" if "bench_burst" in command else "postgres"
+            totals[kind] += times.user + times.system
+    return totals
+
+
+async def timed_burst(n: int, one: Any, timeout: float) -> dict[str, Any]:
+    """burst(), with the CPU each kind of process spent on it: ms per item."""
+    before = cpu_by_process()
+    result = await burst(n, one, timeout)
+    after = cpu_by_process()
+    result["cpu_ms_each"] = {kind: round((after[kind] - before[kind]) * 1000 / n, 1) for kind in after}
+    return result
+
+
 async def burst(n: int, one: Any, timeout: float) -> dict[str, Any]:
     """Start ``one(i)`` for i in range(n) together; wall time, throughput and latency of the successes.
     Whatever has not finished after ``timeout`` seconds is cancelled and counted as unfinished."""
@@ -176,7 +209,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {
         "conversations": args.conversations, "workers": args.workers, "repeats": args.repeats,
         "max_concurrent_workflow_tasks": args.workflow_tasks or "build_worker default",
-        "max_cached_workflows": args.cache, "burst_timeout_seconds": args.burst_timeout, "python": sys.version.split()[0], "cpus": os.cpu_count(),
+        "max_cached_workflows": args.cache, "unsandboxed_workers": args.unsandboxed, "burst_timeout_seconds": args.burst_timeout, "python": sys.version.split()[0], "cpus": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
     }
     if args.failure_check_seconds is not None:
@@ -213,16 +246,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     assert got == 7, got
 
                 print(f"round {r + 1}: W1 burst of {args.conversations}...", flush=True)
-                session = await burst(args.conversations, w1_turn, args.burst_timeout)
+                session = await timed_burst(args.conversations, w1_turn, args.burst_timeout)
                 print(json.dumps(session), flush=True)
                 print(f"round {r + 1}: floor burst of {args.conversations}...", flush=True)
-                floor_result = await burst(args.conversations, floor, args.burst_timeout)
+                floor_result = await timed_burst(args.conversations, floor, args.burst_timeout)
                 print(json.dumps(floor_result), flush=True)
                 entry = {"session": session, "floor": floor_result,
                          "throughput_ratio": round(session["per_second"] / floor_result["per_second"], 3)}
                 if args.sandboxed_floor:
                     print(f"round {r + 1}: sandboxed floor burst of {args.conversations}...", flush=True)
-                    entry["floor_sandboxed"] = await burst(args.conversations, sandboxed_floor, args.burst_timeout)
+                    entry["floor_sandboxed"] = await timed_burst(args.conversations, sandboxed_floor, args.burst_timeout)
                     print(json.dumps(entry["floor_sandboxed"]), flush=True)
                     entry["throughput_ratio_to_sandboxed_floor"] = round(
                         session["per_second"] / entry["floor_sandboxed"]["per_second"], 3)
@@ -250,6 +283,8 @@ def main() -> None:
                         help="seconds a burst may take; what has not finished then is cancelled and counted")
     parser.add_argument("--sandboxed-floor", action="store_true",
                         help="also a burst of the floor run in the sandbox, as W1 is (BenchFloorSandboxedWorkflow)")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="workers run W1 without Temporal's sandbox, as `adkt worker --unsandboxed` does")
     parser.add_argument("--failure-check-seconds", type=float, default=None,
                         help="adkt.client.TASK_FAILURE_CHECK_SECONDS for this run (default: the client's)")
     parser.add_argument("--out", type=Path, default=RESULTS / "burst.json")
@@ -258,7 +293,7 @@ def main() -> None:
     parser.add_argument("--database-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        asyncio.run(child(args.address, args.database_url, args.workflow_tasks, args.cache))
+        asyncio.run(child(args.address, args.database_url, args.workflow_tasks, args.cache, args.unsandboxed))
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
     results = asyncio.run(run(args))
