@@ -66,3 +66,25 @@ async def test_build_worker_bounds_concurrent_workflow_tasks_unless_told_otherwi
     tuner = WorkerTuner.create_fixed(workflow_slots=7, activity_slots=7, local_activity_slots=7)
     with_tuner = options(tuner=tuner)  # temporalio refuses a tuner beside slot counts
     assert with_tuner["tuner"] is tuner and with_tuner.get("max_concurrent_workflow_tasks") is None
+
+
+async def test_build_worker_autoscales_its_polls_unless_told_otherwise(durable_stack: DurableStack) -> None:
+    from temporalio.worker import PollerBehaviorAutoscaling, PollerBehaviorSimpleMaximum
+
+    from adkt.client import connect
+
+    client = await connect(durable_stack.address)
+
+    def options(**given: object) -> dict:
+        built = build_worker(client, [], task_queue=f"polls-{uuid.uuid4().hex[:8]}", session_service=durable_stack.sessions, **given)
+        return dict(built.workers[0].config())
+
+    default = options()
+    # temporalio's default is at most 5 polls each, which left a burst of new conversations waiting on
+    # the server (bench/bench_burst.py): ours follow the server's backlog.
+    assert isinstance(default["workflow_task_poller_behavior"], PollerBehaviorAutoscaling)
+    assert isinstance(default["activity_task_poller_behavior"], PollerBehaviorAutoscaling)
+    own = PollerBehaviorSimpleMaximum(maximum=3)
+    given = options(workflow_task_poller_behavior=own, max_concurrent_activity_task_polls=4)
+    assert given["workflow_task_poller_behavior"] is own
+    assert given["max_concurrent_activity_task_polls"] == 4  # temporalio lets this win over any behavior
