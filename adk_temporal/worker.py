@@ -23,7 +23,7 @@ from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.converter import StorageDriver
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
-from temporalio.worker import PollerBehaviorAutoscaling, Worker, WorkerDeploymentConfig
+from temporalio.worker import PollerBehaviorSimpleMaximum, Worker, WorkerDeploymentConfig
 
 from adk_core import App, BaseAgent
 from adk_core.artifacts import ArtifactService
@@ -112,12 +112,14 @@ on a loaded 2-core machine, passed the 10 s workflow task timeout and was retrie
 failed (congestion collapse, issue 21). Tasks beyond this wait on the server, where waiting costs
 no timeout. Slots held across the completion round trip leave room for a few more than cores."""
 
-POLLER_BEHAVIOR = PollerBehaviorAutoscaling()
-"""How a worker polls for workflow and activity tasks: as many polls as the server's backlog asks for
-(temporalio's autoscaling, 1 to 100, starting at 5), not temporalio's default of at most 5. A burst of
-new conversations queues their workflow tasks on the server; 5 polls handed them out 1.7 s late on
-average while the workers sat 70% idle (1,000 new W1 conversations on 2 workers: 61-64 s with 5 polls,
-34-35 s with these; the floor's burst 34-43 s; bench/bench_burst.py, docs/scaling.md). A worker given
+WORKFLOW_TASK_POLLS = PollerBehaviorSimpleMaximum(maximum=DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS)
+"""Polls for workflow tasks one worker keeps open: as many as its default workflow task slots (10),
+not temporalio's 5.
+A burst of new conversations queues their workflow tasks on the server; 5 polls handed them out
+1.7 s late on average while the workers sat 70% idle (1,000 new W1 conversations on 2 workers: 61-64 s
+with 5 polls, 37.3 s with 10, the floor's burst 34-43 s; bench/bench_burst.py, docs/scaling.md).
+temporalio's autoscaling polls were faster still (34.1 s) but let one worker of three take 1.5x the
+others' share of 50 conversations (tests/integration/test_scale_out.py), as did 20. A worker given
 ``max_concurrent_workflow_task_polls`` or a poller behavior of its own keeps it."""
 
 DEFAULT_GRACEFUL_SHUTDOWN = timedelta(seconds=30)
@@ -311,8 +313,7 @@ def build_worker(
     # costs a replay of a bounded run (SessionWorkflowInput.max_history_events).
     worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
     worker_options.setdefault("graceful_shutdown_timeout", graceful_shutdown)
-    worker_options.setdefault("workflow_task_poller_behavior", POLLER_BEHAVIOR)
-    worker_options.setdefault("activity_task_poller_behavior", POLLER_BEHAVIOR)
+    worker_options.setdefault("workflow_task_poller_behavior", WORKFLOW_TASK_POLLS)
     if "tuner" not in worker_options:  # a tuner sets every slot count itself; temporalio refuses both
         worker_options.setdefault("max_concurrent_workflow_tasks", DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS)
     if deployment is not None:

@@ -68,9 +68,10 @@ async def test_build_worker_bounds_concurrent_workflow_tasks_unless_told_otherwi
     assert with_tuner["tuner"] is tuner and with_tuner.get("max_concurrent_workflow_tasks") is None
 
 
-async def test_build_worker_autoscales_its_polls_unless_told_otherwise(durable_stack: DurableStack) -> None:
-    from temporalio.worker import PollerBehaviorAutoscaling, PollerBehaviorSimpleMaximum
+async def test_build_worker_polls_once_per_workflow_task_slot_unless_told_otherwise(durable_stack: DurableStack) -> None:
+    from temporalio.worker import PollerBehaviorSimpleMaximum
 
+    from adk_temporal.worker import DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS
     from adkt.client import connect
 
     client = await connect(durable_stack.address)
@@ -79,12 +80,10 @@ async def test_build_worker_autoscales_its_polls_unless_told_otherwise(durable_s
         built = build_worker(client, [], task_queue=f"polls-{uuid.uuid4().hex[:8]}", session_service=durable_stack.sessions, **given)
         return dict(built.workers[0].config())
 
-    default = options()
-    # temporalio's default is at most 5 polls each, which left a burst of new conversations waiting on
-    # the server (bench/bench_burst.py): ours follow the server's backlog.
-    assert isinstance(default["workflow_task_poller_behavior"], PollerBehaviorAutoscaling)
-    assert isinstance(default["activity_task_poller_behavior"], PollerBehaviorAutoscaling)
+    # temporalio's default is at most 5 polls, which left a burst of new conversations' workflow tasks
+    # waiting on the server (bench/bench_burst.py): ours keep one open per workflow task slot.
+    polls = options()["workflow_task_poller_behavior"]
+    assert isinstance(polls, PollerBehaviorSimpleMaximum) and polls.maximum == DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS > 5
     own = PollerBehaviorSimpleMaximum(maximum=3)
-    given = options(workflow_task_poller_behavior=own, max_concurrent_activity_task_polls=4)
-    assert given["workflow_task_poller_behavior"] is own
-    assert given["max_concurrent_activity_task_polls"] == 4  # temporalio lets this win over any behavior
+    assert options(workflow_task_poller_behavior=own)["workflow_task_poller_behavior"] is own
+    assert options(max_concurrent_workflow_task_polls=4)["max_concurrent_workflow_task_polls"] == 4  # wins in temporalio
