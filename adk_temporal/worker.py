@@ -114,13 +114,18 @@ no timeout. Slots held across the completion round trip leave room for a few mor
 
 WORKFLOW_TASK_POLLS = PollerBehaviorSimpleMaximum(maximum=DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS)
 """Polls for workflow tasks one worker keeps open: as many as its default workflow task slots (10),
-not temporalio's 5.
-A burst of new conversations queues their workflow tasks on the server; 5 polls handed them out
-1.7 s late on average while the workers sat 70% idle (1,000 new W1 conversations on 2 workers: 61-64 s
-with 5 polls, 37.3 s with 10, the floor's burst 34-43 s; bench/bench_burst.py, docs/scaling.md).
-temporalio's autoscaling polls were faster still (34.1 s) but let one worker of three take 1.5x the
-others' share of 50 conversations (tests/integration/test_scale_out.py), as did 20. A worker given
-``max_concurrent_workflow_task_polls`` or a poller behavior of its own keeps it."""
+not temporalio's 5. A burst of new conversations queues their workflow tasks on the server; 5 polls
+handed them out 1.7 s late on average while the workers sat 70% idle (1,000 new W1 conversations on 2
+workers: 61-64 s with 5 polls, 36-38 s with these; bench/bench_burst.py, docs/scaling.md). A worker
+given ``max_concurrent_workflow_task_polls`` or a poller behavior of its own keeps it."""
+
+NONSTICKY_POLL_RATIO = 0.1
+"""Of those polls, the share on the task queue every worker polls (a new conversation's first task);
+the rest poll this worker's own sticky queue (the next tasks of conversations it holds). With 10 polls
+that is 1 and 9, the 1 that temporalio's 5 polls at 0.2 had: more polls on the shared queue let one
+worker take the first tasks of many new conversations in a row, and with them those conversations
+(tests/integration/test_scale_out.py: one worker of three with 1.4-1.5x the others' share; within 10%
+this way, as with 5 polls). temporalio's autoscaling polls did the same."""
 
 DEFAULT_GRACEFUL_SHUTDOWN = timedelta(seconds=30)
 """How long a stopping worker lets in-flight activities finish (a model call or a tool mid-way)
@@ -314,6 +319,7 @@ def build_worker(
     worker_options.setdefault("sticky_queue_schedule_to_start_timeout", timedelta(seconds=3))
     worker_options.setdefault("graceful_shutdown_timeout", graceful_shutdown)
     worker_options.setdefault("workflow_task_poller_behavior", WORKFLOW_TASK_POLLS)
+    worker_options.setdefault("nonsticky_to_sticky_poll_ratio", NONSTICKY_POLL_RATIO)
     if "tuner" not in worker_options:  # a tuner sets every slot count itself; temporalio refuses both
         worker_options.setdefault("max_concurrent_workflow_tasks", DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS)
     if deployment is not None:

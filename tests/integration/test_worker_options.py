@@ -82,8 +82,12 @@ async def test_build_worker_polls_once_per_workflow_task_slot_unless_told_otherw
 
     # temporalio's default is at most 5 polls, which left a burst of new conversations' workflow tasks
     # waiting on the server (bench/bench_burst.py): ours keep one open per workflow task slot.
-    polls = options()["workflow_task_poller_behavior"]
+    default = options()
+    polls = default["workflow_task_poller_behavior"]
     assert isinstance(polls, PollerBehaviorSimpleMaximum) and polls.maximum == DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS > 5
+    # One of them on the shared queue, as temporalio's 5 at its 0.2: new conversations spread evenly.
+    assert polls.maximum * default["nonsticky_to_sticky_poll_ratio"] == 1
     own = PollerBehaviorSimpleMaximum(maximum=3)
     assert options(workflow_task_poller_behavior=own)["workflow_task_poller_behavior"] is own
     assert options(max_concurrent_workflow_task_polls=4)["max_concurrent_workflow_task_polls"] == 4  # wins in temporalio
+    assert options(nonsticky_to_sticky_poll_ratio=0.5)["nonsticky_to_sticky_poll_ratio"] == 0.5
