@@ -35,10 +35,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CONVERSATIONS = 50
 TURNS = 4
 KILL_AFTER_TURNS = CONVERSATIONS * TURNS // 2
-SPREAD = 0.2
+SPREAD = 0.4
 """Allowed (max - min) / max of the per-worker counts of activities and workflow tasks before the
-kill. Measured on a 2-CPU machine: 3% to 13% over 7 runs (sticky workflow tasks follow where each
-conversation started; activities go to whichever worker polls first)."""
+kill (sticky workflow tasks follow where each conversation started; activities go to whichever
+worker polls first). Measured on a 2-CPU machine: 3% to 17% over 16 runs with temporalio's 5 workflow
+task polls per worker; 2% to 30% over 19 runs with build_worker's 10 (adk_temporal/worker.py,
+WORKFLOW_TASK_POLLS), which let a worker now and then take a few more new conversations than the
+others. A worker left out, or one with 1.7x another's share, still fails."""
 GRACE = 1.0
 """Seconds after the kill in which the dead workers' last completions may still be recorded."""
 
