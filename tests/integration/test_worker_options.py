@@ -91,3 +91,24 @@ async def test_build_worker_polls_once_per_workflow_task_slot_unless_told_otherw
     assert options(workflow_task_poller_behavior=own)["workflow_task_poller_behavior"] is own
     assert options(max_concurrent_workflow_task_polls=4)["max_concurrent_workflow_task_polls"] == 4  # wins in temporalio
     assert options(nonsticky_to_sticky_poll_ratio=0.5)["nonsticky_to_sticky_poll_ratio"] == 0.5
+
+
+async def test_a_worker_given_few_polls_still_takes_new_conversations(durable_stack: DurableStack) -> None:
+    # build_worker's share of polls on the shared queue (0.1) of a worker's own 2 polls is less than
+    # one: temporalio still keeps one there, or a new conversation would never reach this worker.
+    from adkt.client import connect
+
+    client = await connect(durable_stack.address)
+    task_queue = f"few-polls-{uuid.uuid4().hex[:8]}"
+    app = App(name=f"w1_few_polls_{uuid.uuid4().hex[:6]}", root_agent=build_agent())
+    worker = build_worker(client, [app], task_queue=task_queue, session_service=durable_stack.sessions,
+                          max_concurrent_workflow_task_polls=2)  # fmt: skip
+    run = asyncio.create_task(worker.run())
+    try:
+        sends = [AdkClient(client, task_queue=task_queue).send(app.name, "u1", f"s{i}", USER_MESSAGE) for i in range(3)]
+        results = await asyncio.wait_for(asyncio.gather(*sends), timeout=60)
+    finally:
+        await worker.shutdown()
+        await asyncio.gather(run, return_exceptions=True)
+    for result in results:
+        check_turn(result.events)
