@@ -116,7 +116,7 @@ WORKFLOW_TASK_POLLS = PollerBehaviorSimpleMaximum(maximum=DEFAULT_MAX_CONCURRENT
 """Polls for workflow tasks one worker keeps open: as many as its default workflow task slots (10),
 not temporalio's 5. A burst of new conversations queues their workflow tasks on the server; 5 polls
 handed them out 1.7 s late on average while the workers sat 70% idle (1,000 new W1 conversations on 2
-workers: 61-64 s with 5 polls, 36-38 s with these; bench/bench_burst.py, docs/scaling.md). A worker
+workers: 61-64 s with 5 polls, 36-39 s with these; bench/bench_burst.py, docs/scaling.md). A worker
 given ``max_concurrent_workflow_task_polls`` or a poller behavior of its own keeps it."""
 
 NONSTICKY_POLL_RATIO = 0.1
