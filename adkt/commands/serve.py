@@ -97,6 +97,12 @@ def worker(
                      help="conversations kept in memory between turns (default 1000); an evicted one replays its "
                      "current run on its next message (docs/scaling.md)"),
     ] = None,
+    workflow_task_polls: Annotated[
+        int | None,
+        typer.Option("--workflow-task-polls", envvar="ADK_WORKFLOW_TASK_POLLS", min=1,
+                     help=f"polls for workflow tasks kept open (default {MAX_WORKFLOW_TASKS}; more take a burst of new "
+                     "conversations sooner, and spread them less evenly over workers: docs/scaling.md)"),
+    ] = None,
 ) -> None:
     """Run a worker for the apps (and eval cases) until SIGINT/SIGTERM (then finish in-flight tasks and exit)."""
     if not app and not eval_cases:
@@ -108,24 +114,38 @@ def worker(
             "for an unversioned worker"
         )
     run_async(_worker(
-        app or [], address, database_url, task_queue, unsandboxed, log_level, eval_cases or [],
+        app or [], address, database_url, task_queue, log_level, eval_cases or [],
         deployment=(deployment_name, build_id) if deployment_name and build_id else None,
         graceful_timeout=graceful_timeout, health_port=health_port, metrics_port=metrics_port, prices=prices,
-        tracing=tracing, eval_suites=eval_suites or [], max_workflow_tasks=max_workflow_tasks,
-        max_cached_workflows=max_cached_workflows,
+        tracing=tracing, eval_suites=eval_suites or [],
+        options=worker_options(unsandboxed=unsandboxed, max_workflow_tasks=max_workflow_tasks,
+                               max_cached_workflows=max_cached_workflows, workflow_task_polls=workflow_task_polls),
     ))
 
 
+def worker_options(*, unsandboxed: bool = False, max_workflow_tasks: int | None = None,
+                   max_cached_workflows: int | None = None, workflow_task_polls: int | None = None) -> dict[str, Any]:
+    """The Temporal Worker options `adkt worker`'s flags ask for; build_worker's defaults fill the rest."""
+    from temporalio.worker import PollerBehaviorSimpleMaximum, UnsandboxedWorkflowRunner
+
+    options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
+    if max_workflow_tasks is not None:
+        options["max_concurrent_workflow_tasks"] = max_workflow_tasks
+    if max_cached_workflows is not None:
+        options["max_cached_workflows"] = max_cached_workflows
+    if workflow_task_polls is not None:
+        options["workflow_task_poller_behavior"] = PollerBehaviorSimpleMaximum(maximum=workflow_task_polls)
+    return options
+
+
 async def _worker(
-    specs: list[str], address: str | None, database_url: str | None, task_queue: str | None, unsandboxed: bool = False,
+    specs: list[str], address: str | None, database_url: str | None, task_queue: str | None,
     log_level: str | None = None, eval_cases: list[str] | None = None, *, deployment: tuple[str, str] | None = None,
     graceful_timeout: float = GRACEFUL_SHUTDOWN_SECONDS, health_port: int | None = None,
     metrics_port: int | None = None, prices: str | None = None, tracing: bool = False,
-    eval_suites: list[str] | None = None, max_workflow_tasks: int | None = None,
-    max_cached_workflows: int | None = None,
+    eval_suites: list[str] | None = None, options: dict[str, Any] | None = None,
 ) -> None:
-    from temporalio.worker import UnsandboxedWorkflowRunner
-
+    """`adkt worker` itself; ``options`` (worker_options) go to build_worker."""
     from adk_temporal.health import serving_health
     from adk_temporal.worker import WorkerVersion, build_worker, configure_logging
     from adkt.client import connect
@@ -151,16 +171,11 @@ async def _worker(
     client = await connect(target.address, namespace=target.namespace)
     async with open_services(_require_url(target.database_url)) as services:
         queue = task_queue or target.task_queue
-        options: dict[str, Any] = {"workflow_runner": UnsandboxedWorkflowRunner()} if unsandboxed else {}
-        if max_workflow_tasks is not None:
-            options["max_concurrent_workflow_tasks"] = max_workflow_tasks
-        if max_cached_workflows is not None:
-            options["max_cached_workflows"] = max_cached_workflows
         built = build_worker(
             client, apps, task_queue=queue, eval_cases=eval_cases or (), eval_suites=eval_suites or (),
             deployment=version,
             graceful_shutdown=timedelta(seconds=graceful_timeout), prices=price_table, tracing=tracing,
-            **services, **options,
+            **services, **(options or {}),
         )
         served = [a.name for a in apps] + [f"eval {ref}" for ref in eval_cases or ()]
         queues = ", ".join(built.task_queues)

@@ -64,3 +64,24 @@ def test_the_console_script_exits_with_the_commands_code() -> None:
     bad = subprocess.run([sys.executable, "-m", "adkt.main", "no-such-command"], capture_output=True, text=True,
                          timeout=60)  # fmt: skip
     assert bad.returncode == 2 and "No such command" in bad.stderr
+
+
+def test_the_worker_flags_become_worker_options() -> None:
+    from temporalio.worker import PollerBehaviorSimpleMaximum, UnsandboxedWorkflowRunner
+
+    from adkt.commands.serve import worker_options
+
+    assert worker_options() == {}  # build_worker's defaults (adk_temporal/worker.py) fill the rest
+    options = worker_options(unsandboxed=True, max_workflow_tasks=4, max_cached_workflows=50, workflow_task_polls=3)
+    assert isinstance(options.pop("workflow_runner"), UnsandboxedWorkflowRunner)
+    polls = options.pop("workflow_task_poller_behavior")
+    assert isinstance(polls, PollerBehaviorSimpleMaximum) and polls.maximum == 3
+    assert options == {"max_concurrent_workflow_tasks": 4, "max_cached_workflows": 50}
+
+
+def test_the_cli_default_workflow_task_polls_is_the_workers() -> None:
+    from adk_temporal.worker import WORKFLOW_TASK_POLLS
+
+    assert isinstance(WORKFLOW_TASK_POLLS.maximum, int) and WORKFLOW_TASK_POLLS.maximum == MAX_WORKFLOW_TASKS
+    result = CliRunner().invoke(app, ["worker", "--help"], env={"COLUMNS": "200"})
+    assert "--workflow-task-polls" in result.output and "ADK_WORKFLOW_TASK_POLLS" in result.output
