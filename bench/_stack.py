@@ -20,6 +20,28 @@ from adkt.embedded import TEMPORAL_DEV_ARGS, EmbeddedPostgres, TemporalDevServer
 from adkt.services import open_services
 
 
+def cpu_seconds(worker_command: str | None = None) -> dict[str, float]:
+    """CPU seconds so far, by kind of process: this one (``client``), and among its children the dev
+    server (``temporal``), worker processes whose command line holds ``worker_command`` (``workers``)
+    and the rest, Postgres (``postgres``)."""
+    import psutil
+
+    me = psutil.Process()
+    own = me.cpu_times()
+    totals = {"client": own.user + own.system, "workers": 0.0, "temporal": 0.0, "postgres": 0.0}
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = child.cpu_times()
+            if "temporal" in child.name():
+                kind = "temporal"
+            elif worker_command is not None and worker_command in " ".join(child.cmdline()[:3]):
+                kind = "workers"
+            else:
+                kind = "postgres"
+            totals[kind] += times.user + times.system
+    return totals
+
+
 @dataclasses.dataclass(frozen=True)
 class BenchStack:
     temporal: TemporalDevServer

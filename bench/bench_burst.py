@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import statistics
@@ -58,20 +57,15 @@ async def child(address: str, database_url: str, workflow_tasks: int | None, cac
 
     from adk_temporal.worker import build_worker, configure_logging
     from adkt.client import connect
+    from adkt.commands.serve import worker_options
     from adkt.services import open_services
     from examples import w1
 
     configure_logging("WARNING")
     client = await connect(address)
-    options: dict[str, Any] = dict(
-        max_concurrent_activities=200, max_concurrent_local_activities=200, max_cached_workflows=cache
-    )
-    if workflow_tasks is not None:
-        options["max_concurrent_workflow_tasks"] = workflow_tasks
-    if unsandboxed:  # as `adkt worker --unsandboxed`: W1's workflows outside the sandbox
-        from temporalio.worker import UnsandboxedWorkflowRunner
-
-        options["workflow_runner"] = UnsandboxedWorkflowRunner()
+    # The options `adkt worker --max-cached-workflows --max-workflow-tasks [--unsandboxed]` would give.
+    options: dict[str, Any] = dict(max_concurrent_activities=200, max_concurrent_local_activities=200)
+    options.update(worker_options(unsandboxed=unsandboxed, max_workflow_tasks=workflow_tasks, max_cached_workflows=cache))
     async with open_services(database_url) as services:
         worker = build_worker(
             client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
@@ -138,28 +132,13 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def cpu_by_process() -> dict[str, float]:
-    """CPU seconds so far, by kind: this process (the senders), the worker processes, the dev server and
-    Postgres (children of this process, psutil)."""
-    import psutil
-
-    me = psutil.Process()
-    own = me.cpu_times()
-    totals = {"client": own.user + own.system, "workers": 0.0, "temporal": 0.0, "postgres": 0.0}
-    for child in me.children(recursive=True):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = child.cpu_times()
-            name, command = child.name(), " ".join(child.cmdline()[:3])
-            kind = "temporal" if "temporal" in name else "workers" if "bench_burst" in command else "postgres"
-            totals[kind] += times.user + times.system
-    return totals
-
-
 async def timed_burst(n: int, one: Any, timeout: float) -> dict[str, Any]:
     """burst(), with the CPU each kind of process spent on it: ms per item."""
-    before = cpu_by_process()
+    from _stack import cpu_seconds
+
+    before = cpu_seconds(worker_command="bench_burst")
     result = await burst(n, one, timeout)
-    after = cpu_by_process()
+    after = cpu_seconds(worker_command="bench_burst")
     result["cpu_ms_each"] = {kind: round((after[kind] - before[kind]) * 1000 / n, 1) for kind in after}
     return result
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
 import json
 import os
@@ -118,16 +117,11 @@ async def _timed(fn: Callable[[], Awaitable[EvalSuiteResult]], n: int, cpu: dict
 
 
 def _server_cpu() -> dict[str, float]:
-    """CPU seconds so far of this process's children, by kind: the dev server and Postgres it started."""
-    import psutil
+    """CPU seconds so far of the dev server and Postgres this process started (_stack.cpu_seconds)."""
+    from _stack import cpu_seconds
 
-    totals = {"temporal": 0.0, "postgres": 0.0}
-    for child in psutil.Process().children(recursive=True):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = child.cpu_times()
-            kind = "temporal" if "temporal" in child.name() else "postgres"
-            totals[kind] += times.user + times.system
-    return totals
+    totals = cpu_seconds()
+    return {"temporal": totals["temporal"], "postgres": totals["postgres"]}
 
 
 async def run_bench(args: argparse.Namespace, console: Console) -> dict[str, Any]:
