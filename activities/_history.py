@@ -185,45 +185,82 @@ class RideAlongWriter:
         written again, synchronously and idempotently)."""
 
     async def run(self, key: _Key, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
-                  wait: bool = False, store: bool = True) -> tuple[T, int]:
+                  wait: bool = False, store: bool = True,
+                  then: Callable[[T], list[Event]] | None = None) -> tuple[T, int]:
         """Store ``events`` (after ``after``) and do ``work``; returns its result and how many of
         ``events`` are known stored. With ``wait``, everything is stored before this returns.
         Without ``store``, only the work is done, and the count says how many of ``events`` this
-        worker's earlier writes have stored: the events stay queued for a later activity."""
-        if not events:
-            return await work(), 0
+        worker's earlier writes have stored: the events stay queued for a later activity.
+        ``then`` gives the events the work's result adds (a model call's answer): they are stored
+        right after ``events``, in the same write, and waited for."""
         if not store:
             result = await work()
             return result, self._known_stored(key, events)
-        rest, stored, previous = events, 0, None
+        if not events:
+            result = await work()
+            await self._store_next(key, after, then(result) if then else [])
+            return result, 0
+        rest, stored, previous = list(events), 0, None
         newest = self._writing.get(key)
         found = _written_prefix(events, newest[0]) if newest is not None else None
         if newest is not None and found is not None and not _failed(newest[1]):
             # This worker is writing (or wrote) a prefix of the batch: the rest follows it.
             previous = newest[1]
             stored = found + 1 if previous.done() else 0
-            rest, after = events[found + 1:], events[found].id
+            rest, after = list(events[found + 1:]), events[found].id
         if rest and not self._cache.extend(key, after, rest):
             # The order is not known here: a plain commit of the whole batch, before the work.
             self._writing.pop(key, None)
             await self._commit(key, events)
-            return await work(), len(events)
-        write, work_done = previous, asyncio.get_running_loop().create_future()
-        if rest:
-            write = asyncio.ensure_future(self._chain(previous, key, rest, work_done))
-            self._writing[key] = (rest[-1], write)
-            self._writing.move_to_end(key)
-            write.add_done_callback(lambda done: self._on_written(key, done))
-            self._drop_finished()
+            result = await work()
+            await self._store_next(key, events[-1].id, then(result) if then else [])
+            return result, len(events)
+        if not rest:
+            result = await work()
+            answer = then(result) if then else []
+            if answer:
+                await self._store_next(key, events[-1].id, answer)
+                return result, len(events)
+            if wait and previous is not None:
+                await previous
+            return result, len(events) if previous is None or (previous.done() and not _failed(previous)) else stored
+        work_done = asyncio.get_running_loop().create_future()
+        write = asyncio.ensure_future(self._chain(previous, key, rest, work_done))
+        self._writing[key] = (rest[-1], write)
+        self._writing.move_to_end(key)
+        write.add_done_callback(lambda done: self._on_written(key, done))
+        self._drop_finished()
+        added: list[Event] = []
         try:
             result = await work()
+            added = then(result) if then else []
+            if added:
+                # In the same write as the batch (it starts once the work is done): one round trip.
+                self._cache.extend(key, rest[-1].id, added)
+                rest.extend(added)
+                self._writing[key] = (added[-1], write)
         finally:
             work_done.set_result(None)
-        if wait and write is not None:
+        if wait or added:
             await write
-        if write is None or (write.done() and not _failed(write)):
+        if write.done() and not _failed(write):
             stored = len(events)
         return result, stored
+
+    async def _store_next(self, key: _Key, after: str | None, events: list[Event]) -> None:
+        """Store ``events`` now, after this worker's newest write for the session has finished (so
+        the store numbers them after it), and wait."""
+        if not events:
+            return
+        newest = self._writing.get(key)
+        if newest is not None:
+            await asyncio.shield(newest[1])  # its failure fails this store too: the activity is retried
+        self._cache.extend(key, after, events)  # where it cannot, the cache stays a shorter prefix
+        await self._commit(key, events)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        self._writing[key] = (events[-1], done)
+        self._writing.move_to_end(key)
 
     def _known_stored(self, key: _Key, events: list[Event]) -> int:
         """How many of ``events`` (a prefix) this worker's finished writes have stored."""

@@ -26,6 +26,7 @@ from adk_core.artifacts import ArtifactService
 from adk_core.errors import AdkError, AlreadyExistsError, ModelError, error_class_path, portable_args
 from adk_core.flow.contents import contents_for_ref
 from adk_core.flow.functions import resumable_tail_start
+from adk_core.flow.llm_flow import answer_event, response_of
 from adk_core.memory import MemoryService
 from adk_core.models.base import LlmRequest, LlmResponse
 from adk_core.models.pricing import COST_KEY, PriceTable
@@ -33,6 +34,7 @@ from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.tools.lookup import find_tool
+from adk_core.types import Event
 from adk_temporal.metrics import ActivityMetrics, activity_metrics
 
 from . import contracts as c
@@ -160,11 +162,14 @@ class AdkActivities:
 
     # --- sessions ---------------------------------------------------------------------------
     async def _with_commits(self, input: c.ModelCallInput | c.ToolCallInput, work: Callable[[], Awaitable[Done]], *,
-                            store: bool = True) -> Done:
+                            store: bool = True, then: Callable[[Done], list[Event]] | None = None) -> Done:
         """Do ``work`` while the events riding along with the call are stored (with ``store``); its
-        result says how many of them are known stored (activities/_history.RideAlongWriter)."""
+        result says how many of them are known stored (activities/_history.RideAlongWriter).
+        ``then``: events the result adds, stored after them before this returns."""
         key = (input.key.app_name, input.key.user_id, input.key.session_id)
-        result, stored = await heartbeating(self._writer.run(key, input.commit_after, input.commit, work, store=store))
+        result, stored = await heartbeating(
+            self._writer.run(key, input.commit_after, input.commit, work, store=store, then=then)
+        )
         if stored < len(input.commit):
             result.stored_commits = stored
         return result
@@ -234,8 +239,31 @@ class AdkActivities:
     @activity.defn(name=c.GENERATE_CONTENT)
     @_fail_fast_on_adk_errors
     async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
-        result = await self._with_commits(input, lambda: self._generate(input))
-        return _fits(result, f"the output of model call {input.agent_name!r}")
+        slot = None if input.stream else input.answer
+        if slot is not None and activity.info().attempt > 1:
+            earlier = await self._answer_stored_earlier(input.key, slot)
+            if earlier is not None:
+                return earlier
+        what = f"the output of model call {input.agent_name!r}"
+        if slot is None:
+            return _fits(await self._with_commits(input, lambda: self._generate(input)), what)
+        # Checked before the answer is stored: one too large to return fails the call with nothing stored.
+        return await self._with_commits(input, lambda: self._generate(input),
+                                        then=lambda result: _store_answer(slot, _fits(result, what)))
+
+    async def _answer_stored_earlier(self, key: c.SessionKey, slot: c.AnswerSlot) -> c.ModelCallResult | None:
+        """The answer an earlier attempt of this call stored before its result was lost (a worker
+        died, a timeout): returned as it is, so the session keeps one answer and the model is not
+        called again. Everything the call carried was stored before it, in the same write."""
+        # One event read by id (the worker's cache of the session is left as it is): a call retried
+        # for another reason (a rate limit) finds nothing and costs one indexed read.
+        session = await self.sessions.get_session(
+            app_name=key.app_name, user_id=key.user_id, session_id=key.session_id,
+            config=GetSessionConfig(through_event_id=slot.event_id, num_recent_events=1),
+        )
+        if session is None or not session.events or session.events[-1].id != slot.event_id:
+            return None
+        return c.ModelCallResult(responses=[response_of(session.events[-1])], answer_stored=True)
 
     async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
         agent = self.apps.agent(input.app_name, input.agent_name)
@@ -443,6 +471,21 @@ class AdkActivities:
             app_name=input.key.app_name, user_id=input.key.user_id, query=input.query
         )
         return c.MemoryCallResult(memories=[m.model_dump(mode="json") for m in found.memories])
+
+
+def _store_answer(slot: c.AnswerSlot, result: c.ModelCallResult) -> list[Event]:
+    """The answer event a model call stores itself (ModelCallInput.answer): its one response, when
+    that is final and calls no function; none otherwise (the workflow stores what comes of it)."""
+    if len(result.responses) != 1 or result.responses[0].partial:
+        return []
+    event = answer_event(
+        result.responses[0], event_id=slot.event_id, timestamp=slot.timestamp, invocation_id=slot.invocation_id,
+        author=slot.author, branch=slot.branch,
+    )
+    if event.function_calls():
+        return []
+    result.answer_stored = True  # the result is only returned once the event is stored
+    return [event]
 
 
 def _provider(model: object) -> str:

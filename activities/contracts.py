@@ -77,6 +77,18 @@ SESSION_START = ""
 means: not known)."""
 
 
+class AnswerSlot(BaseModel):
+    """The event a model call's answer is stored as: the workflow's id and timestamp for it (the
+    workflow's clock when it made the call: no worker clock mixes into the session's order), and
+    where it belongs."""
+
+    event_id: str
+    timestamp: float
+    invocation_id: str
+    author: str
+    branch: str | None = None
+
+
 class ModelCallInput(BaseModel):
     app_name: str
     agent_name: str
@@ -91,6 +103,10 @@ class ModelCallInput(BaseModel):
     take the events without reading them back); SESSION_START when the session holds none yet."""
     stream_to: StreamTarget | None = None
     """Where a streamed call's partials go (activities/streaming.py); the result never carries them."""
+    answer: AnswerSlot | None = None
+    """Set when the workflow takes the call's response as it is (no callback can change it): if the
+    response is the agent's answer (one final response, no function calls), the call stores it as
+    this event, after ``commit``, before it returns. The turn then ends without a commit of its own."""
 
 
 class ModelCallResult(BaseModel):
@@ -99,6 +115,10 @@ class ModelCallResult(BaseModel):
     """How many of the input's ``commit`` events were known stored when the call returned (None:
     all). The worker writes the rest in the background; they stay queued in the workflow and ride
     along with the next activity, which acknowledges them (activities/_history.RideAlongWriter)."""
+    answer_stored: bool = False
+    """The call stored its response as the input's ``answer`` event, after every ``commit`` event.
+    An attempt that finds the answer an earlier attempt stored returns that answer instead of
+    calling the model again."""
 
 
 class ToolCallInput(BaseModel):

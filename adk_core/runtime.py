@@ -50,6 +50,12 @@ class Runtime(Protocol):
         """Call the model. Errors surface as adk_core.errors.ModelError."""
         ...
 
+    def model_event_stamp(self, response: LlmResponse) -> tuple[str, float] | None:
+        """The id and timestamp of the event for ``response``, when the runtime fixed them: a
+        durable model call that stored its answer as that event itself (workflows/runtime.py).
+        None: the engine stamps the event as any other (``new_id``, ``now``)."""
+        ...
+
     def stores_session(self, session: Session) -> bool:
         """Whether this runtime persists ``session`` itself (a durable run's own session, its
         scope), so model calls may refer to its stored events instead of carrying them. The
@@ -111,6 +117,9 @@ class LocalRuntime:
     ) -> AsyncIterator[LlmResponse]:
         async for response in model.generate_content(request, stream=stream):
             yield response
+
+    def model_event_stamp(self, response: LlmResponse) -> tuple[str, float] | None:
+        return None
 
     def stores_session(self, session: Session) -> bool:
         return False  # in-process, sessions live in the session service: contents go by value

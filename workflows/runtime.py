@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.agents.context import InvocationContext, ToolContext
     from adk_core.errors import InvalidInputError, ModelError, RemoteError
     from adk_core.flow.history import by_reference
+    from adk_core.flow.llm_flow import answer_event
     from adk_core.models.base import LlmRequest, LlmResponse, Model
     from adk_core.sessions import Session
     from adk_core.simulator import WAIT_KIND as SIMULATOR_WAIT
@@ -44,6 +45,11 @@ with workflow.unsafe.imports_passed_through():
     from .summaries import model_call_summary
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
+ANSWER_STORED_BY_CALL_PATCH = "model-call-stores-answer"
+"""Model calls store the agent's answer themselves (TemporalRuntime._answer_slot). A run recorded
+before takes the id of a response's event after the call, and commits the answer itself."""
+_ANSWER_CHANGERS = ("before_model_callback", "after_model_callback", "on_event_callback")
+"""Plugin callbacks that can change a model response's event between the call and its commit."""
 # Framework tools that only set actions or reach the world through durable services: they run
 # in the workflow itself.
 _WORKFLOW_TOOLS = (TransferToAgentTool, ExitLoopTool, LoadMemoryTool, LoadArtifactsTool, AgentTool)
@@ -87,6 +93,9 @@ class TemporalRuntime:
         # SimulatorPlugin: requests stored by activity, decisions arrive by the `submit_decision` Update.
         self.simulator = SimulatorMailbox()
         self.simulator_channel = DurableSimulatorChannel(self)
+        self._stamps: dict[int, tuple[LlmResponse, str, float | None]] = {}
+        """Per model response not yet made an event: the id its call was given, and when the call
+        stored it (ModelCallInput.answer)."""
         # The running turn's stream when its partials are followed (set by DurableInvoker.invoke).
         self.turn_stream: TurnStream | None = None
         self.turn_history_limit: int | None = None
@@ -191,6 +200,7 @@ class TemporalRuntime:
                 invocation_id=ctx.invocation_id, llm_calls=ctx.llm_calls_made - 1, user_content=ctx.user_content,
             ))
         commits, after = self._commits_for(ctx)
+        answer = self._answer_slot(ctx, stream)
         call = c.ModelCallInput(
             app_name=self.app_name,
             agent_name=ctx.agent.name,
@@ -200,6 +210,7 @@ class TemporalRuntime:
             stream_to=self.turn_stream.target(ctx) if stream and self.turn_stream else None,
             commit=commits,
             commit_after=after,
+            answer=answer,
         )
         execution = ctx.agent.execution
         options: dict[str, Any] = dict(
@@ -220,8 +231,47 @@ class TemporalRuntime:
             self.sessions.check_lost_task(e)  # its ride-along commit met a lost task's events
             raise _model_error(e) from None
         self.sessions.acknowledge(commits[: result.stored_commits])
-        for response in result.responses:
-            yield response
+        for index, response in enumerate(result.responses):
+            if answer is not None and index == 0:
+                # The event for it takes the id the call was given (and, stored, its timestamp).
+                stored_at = answer.timestamp if result.answer_stored else None
+                self._stamps[id(response)] = (response, answer.event_id, stored_at)
+                if result.answer_stored:
+                    self.sessions.stored_ahead[answer.event_id] = answer_event(
+                        response, event_id=answer.event_id, timestamp=answer.timestamp,
+                        invocation_id=answer.invocation_id, author=answer.author, branch=answer.branch,
+                    )
+            try:
+                yield response
+            finally:
+                self._stamps.pop(id(response), None)
+
+    def model_event_stamp(self, response: LlmResponse) -> tuple[str, float] | None:
+        entry = self._stamps.pop(id(response), None)
+        if entry is None or entry[0] is not response:
+            return None
+        _, event_id, stored_at = entry
+        return event_id, stored_at if stored_at is not None else self.now()
+
+    def _answer_slot(self, ctx: InvocationContext, stream: bool) -> c.AnswerSlot | None:
+        """Where the call stores its response, when that is the agent's answer: the event the engine
+        makes of it is then known exactly (nothing can change it), and the turn needs no commit of
+        its own after the call, a local activity less in its last workflow task. Not for a streamed
+        or followed turn (its stream gets the committed answer from that commit), local model calls
+        (eval trials leave their last events to ride along), or a branch of a parallel agent (other
+        branches' events interleave with the answer)."""
+        agent = ctx.agent
+        if (
+            stream or self.turn_stream is not None or self.model_calls_local or not ctx.runtime_stores_session
+            or ctx.branch is not None
+            or getattr(agent, "before_model_callback", None) or getattr(agent, "after_model_callback", None)
+            or getattr(agent, "output_key", None)
+            or any(ctx.plugin_manager.has(name) for name in _ANSWER_CHANGERS)
+            or not workflow.patched(ANSWER_STORED_BY_CALL_PATCH)
+        ):
+            return None
+        return c.AnswerSlot(event_id=self.new_id(), timestamp=self.now(), invocation_id=ctx.invocation_id,
+                            author=agent.name)
 
     # --- tools ------------------------------------------------------------------------------
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:

@@ -95,6 +95,9 @@ class DurableSessionService(SessionService):
         """The newest stored event not held in the workflow's session copy (see history_cursor)."""
         self._empty = False
         """Loaded without events, and nothing stored since: the next commit starts the session."""
+        self.stored_ahead: dict[str, Event] = {}
+        """Answers their model call stored (ModelCallInput.answer), by id, as the call stored them:
+        committed, each is checked against this and applied, not stored again."""
         self.restart_on_conflict = False
         """Raise StoredByLostTask on a conflicting commit rather than fail the turn: set where model
         calls are local activities and the owner can start over (an eval trial)."""
@@ -103,7 +106,22 @@ class DurableSessionService(SessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         if prepare_event_for_storage(event) is None:
             return event
+        stored = self.stored_ahead.pop(event.id, None)
+        if stored is not None and event != stored:
+            # TemporalRuntime._answer_slot lets a call store its answer only where nothing can
+            # change the event made of it; reaching here means a path it does not know of.
+            raise ApplicationError(
+                f"event {event.id!r} of session {self.key.session_id!r} differs from the answer its model call "
+                "stored; the model call's answer is kept and this turn stops",
+                type="EventConflictError", non_retryable=True,
+            )
         apply_event_to_session(session, event)  # drops temp: keys from the event's delta
+        if stored is not None:
+            # Stored by its model call, right after everything the call carried: with nothing
+            # queued since, it is the newest stored event.
+            self.stored_through = None if self.unacked else event.id
+            self._empty = False
+            return event
         if event.id in self.stored_elsewhere:
             # Stored by a child workflow, possibly interleaved with a sibling's: the order is unknown.
             self.stored_elsewhere.discard(event.id)

@@ -323,7 +323,29 @@ def _model_event(
     agent: LlmAgent, ctx: InvocationContext, response: LlmResponse, actions: EventActions,
     by_callback: CallbackResponse | None,
 ) -> Event:  # fmt: skip
-    return new_event(ctx, author=agent.name, actions=actions, callback_response=by_callback, **response_event_fields(response))
+    stamp = ctx.runtime.model_event_stamp(response)
+    if stamp is None:
+        return new_event(ctx, author=agent.name, actions=actions, callback_response=by_callback, **response_event_fields(response))
+    event = answer_event(response, event_id=stamp[0], timestamp=stamp[1], invocation_id=ctx.invocation_id,
+                         author=agent.name, branch=ctx.branch)
+    event.actions, event.callback_response = actions, by_callback
+    return event
+
+
+def answer_event(
+    response: LlmResponse, *, event_id: str, timestamp: float, invocation_id: str, author: str, branch: str | None
+) -> Event:
+    """The event of a model response that nothing changed: no callback, no actions. What a durable
+    model call stores itself when the response is the agent's answer (workflows/runtime.py), and
+    what the engine then builds for it: the two must be equal."""
+    return Event(id=event_id, invocation_id=invocation_id, author=author, branch=branch, timestamp=timestamp,
+                 **response_event_fields(response))
+
+
+def response_of(event: Event) -> LlmResponse:
+    """The model response an ``answer_event`` was made of (what a durable model call finds stored
+    by an earlier attempt of itself)."""
+    return LlmResponse(**{name: getattr(event, name) for name in _RESPONSE_FIELDS})
 
 
 def response_event_fields(response: LlmResponse) -> dict[str, Any]:
@@ -341,6 +363,13 @@ def response_event_fields(response: LlmResponse) -> dict[str, Any]:
         "custom_metadata": response.custom_metadata,
         "model_version": response.model_version,
     }
+
+
+_RESPONSE_FIELDS = (
+    "content", "partial", "turn_complete", "finish_reason", "error_code", "error_message", "interrupted",
+    "usage_metadata", "custom_metadata", "model_version",
+)
+"""The fields ``response_event_fields`` fills, named alike on LlmResponse and Event."""
 
 
 def _save_output(agent: LlmAgent, event: Event) -> None:

@@ -46,6 +46,19 @@ def test_every_workflow_type_and_scenario_is_recorded() -> None:
     assert "long_turn.1-AgentRunWorkflow.run2" in long_turn, "the long turn's child should have continued-as-new"
 
 
+def test_the_answer_stored_history_holds_the_patch_and_turns_without_a_commit_of_their_own() -> None:
+    """What session_answer_stored guards on replay: its model calls stored the answers (the patch
+    marker is there) and no turn ended with a local activity storing them."""
+    history = load_history(record_histories.HISTORIES / "session_answer_stored.json")
+    markers = [e.marker_recorded_event_attributes for e in history.events if e.HasField("marker_recorded_event_attributes")]
+    patches = [m.details["patch-data"].payloads[0].data for m in markers if m.marker_name == "core_patch"]
+    assert any(b"model-call-stores-answer" in data for data in patches)
+    local = [m.details["data"].payloads[0].data for m in markers if m.marker_name == "core_local_activity"]
+    assert len(local) == 1 and b"adk.load_session" in local[0], "the session's load, and no commit after it"
+    updates = [e for e in history.events if e.HasField("workflow_execution_update_completed_event_attributes")]
+    assert len(updates) == 2
+
+
 def test_workflow_ids_are_read_from_the_histories() -> None:
     from adk_temporal.workflows import session_workflow_id
 

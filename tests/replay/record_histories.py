@@ -88,6 +88,17 @@ async def agent_run_w1(r: Recorder) -> None:
     await r.write_tree("agent_run_w1", "replay-w1")
 
 
+async def session_answer_stored(r: Recorder) -> None:
+    """SessionWorkflow: two W1 turns whose model calls stored the answers (ModelCallInput.answer),
+    so the turns end without a commit of their own (patch ``model-call-stores-answer``)."""
+    from adk_temporal.workflows import session_workflow_id
+
+    for _ in range(2):
+        turn = await r.adk.send(w1.app.name, USER_ID, "answer-session", w1.USER_MESSAGE)
+        w1.check_turn(turn.events)
+    await r.write_tree("session_answer_stored", session_workflow_id(w1.app.name, USER_ID, "answer-session"))
+
+
 async def session_confirm(r: Recorder) -> None:
     """SessionWorkflow with a tool confirmation: once while it waits, once answered and ended."""
     from adk_temporal.workflows import session_workflow_id
@@ -211,7 +222,7 @@ async def eval_suite(r: Recorder) -> None:
 
 SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     f.__name__: f for f in (
-        agent_run_w1, session_confirm, children, session_continue_as_new, long_turn, streamed_turn, compaction,
+        agent_run_w1, session_answer_stored, session_confirm, children, session_continue_as_new, long_turn, streamed_turn, compaction,
         simulator_wait, eval_suite,
     )
 }

@@ -194,3 +194,45 @@ async def test_an_event_id_written_with_other_content_is_committed_in_full_not_t
     sessions.gate.set()
     _, stored = await run_again
     assert stored == 1 and sessions.appends == [["e1"], ["e1"]]
+
+
+def _answer(result: str) -> list[Event]:
+    return [_event(f"answer to {result}")]
+
+
+async def test_events_the_work_adds_go_in_the_same_write_and_are_waited_for() -> None:
+    sessions, writer = await _writer_with()
+    result, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2")], _work, then=_answer)
+    assert (result, stored) == ("done", 2), "the answer is stored when run returns, and the batch before it"
+    assert sessions.appends == [["e1", "e2", "answer to done"]], "one write: the batch, then the answer"
+    # The next call follows the answer: the worker's cache ends with it, so it writes in the background.
+    _, stored = await writer.run(KEY, "answer to done", [_event("e3")], _work, wait=True)
+    assert stored == 1
+    assert await _stored_ids(sessions) == ["e0", "e1", "e2", "answer to done", "e3"]
+
+
+async def test_events_the_work_adds_follow_a_batch_being_written_or_written_before() -> None:
+    sessions, writer = await _writer_with()
+    # This worker is still writing the batch (a retried call carries it again): the answer waits for it.
+    sessions.gate.clear()
+    await writer.run(KEY, "e0", [_event("e1")], _work)
+    pending = asyncio.ensure_future(writer.run(KEY, "e0", [_event("e1")], _work, then=_answer))
+    await asyncio.sleep(0.01)
+    assert not pending.done(), "waits for the batch's write, then writes the answer"
+    sessions.gate.set()
+    assert (await pending)[1] == 1
+    # Order unknown: the batch is written before the work, the answer after it.
+    _, stored = await writer.run(KEY, None, [_event("e2")], _work, then=lambda r: [_event("e3")])
+    assert stored == 1
+    # Nothing carried: the answer alone.
+    await writer.run(KEY, "e3", [], _work, then=lambda r: [_event("e4")])
+    assert await _stored_ids(sessions) == ["e0", "e1", "answer to done", "e2", "e3", "e4"]
+    assert sessions.appends == [["e1"], ["answer to done"], ["e2"], ["e3"], ["e4"]], "nothing written twice"
+
+
+async def test_a_failed_write_of_added_events_fails_the_call() -> None:
+    sessions, writer = await _writer_with()
+    sessions.fail_next = True
+    with pytest.raises(ConnectionError):
+        await writer.run(KEY, "e0", [_event("e1")], _work, then=_answer)
+    assert await _stored_ids(sessions) == ["e0"]
