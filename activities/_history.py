@@ -242,7 +242,7 @@ class RideAlongWriter:
         finally:
             work_done.set_result(None)
         if wait or added:
-            await write
+            await asyncio.shield(write)  # a cancelled call must not cancel the batch's write
         if write.done() and not _failed(write):
             stored = len(events)
         return result, stored
@@ -255,8 +255,12 @@ class RideAlongWriter:
         newest = self._writing.get(key)
         if newest is not None:
             await asyncio.shield(newest[1])  # its failure fails this store too: the activity is retried
+        try:
+            await self._commit(key, events)
+        except BaseException:
+            self._forget(key)  # the cache must never hold what the store may not
+            raise
         self._cache.extend(key, after, events)  # where it cannot, the cache stays a shorter prefix
-        await self._commit(key, events)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         done.set_result(None)
         self._writing[key] = (events[-1], done)

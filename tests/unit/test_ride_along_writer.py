@@ -236,3 +236,14 @@ async def test_a_failed_write_of_added_events_fails_the_call() -> None:
     with pytest.raises(ConnectionError):
         await writer.run(KEY, "e0", [_event("e1")], _work, then=_answer)
     assert await _stored_ids(sessions) == ["e0"]
+
+
+async def test_a_failed_write_of_an_answer_alone_leaves_the_cache_without_it() -> None:
+    sessions, writer = await _writer_with()
+    sessions.fail_next = True
+    with pytest.raises(ConnectionError):
+        await writer.run(KEY, "e0", [], _work, then=_answer)  # nothing carried: the answer written alone
+    assert await _stored_ids(sessions) == ["e0"]
+    # The next call that follows the answer finds the cache does not claim it: a plain commit, checked.
+    _, stored = await writer.run(KEY, "answer to done", [_event("e1")], _work)
+    assert stored == 1 and sessions.appends[-1] == ["e1"]
