@@ -265,6 +265,7 @@ class RideAlongWriter:
         done.set_result(None)
         self._writing[key] = (events[-1], done)
         self._writing.move_to_end(key)
+        self._drop_finished()
 
     def _known_stored(self, key: _Key, events: list[Event]) -> int:
         """How many of ``events`` (a prefix) this worker's finished writes have stored."""
