@@ -23,7 +23,14 @@ from adk_core import telemetry
 from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolContext
 from adk_core.agents.llm_agent import LlmAgent
 from adk_core.artifacts import ArtifactService
-from adk_core.errors import AdkError, AlreadyExistsError, ModelError, error_class_path, portable_args
+from adk_core.errors import (
+    AdkError,
+    AlreadyExistsError,
+    EventConflictError,
+    ModelError,
+    error_class_path,
+    portable_args,
+)
 from adk_core.flow.contents import contents_for_ref
 from adk_core.flow.functions import resumable_tail_start
 from adk_core.flow.llm_flow import answer_event, response_of
@@ -240,16 +247,27 @@ class AdkActivities:
     @_fail_fast_on_adk_errors
     async def generate_content(self, input: c.ModelCallInput) -> c.ModelCallResult:
         slot = None if input.stream else input.answer
-        if slot is not None and activity.info().attempt > 1:
+        attempt = activity.info().attempt
+        if slot is not None and attempt > 1:
             earlier = await self._answer_stored_earlier(input.key, slot)
             if earlier is not None:
                 return earlier
         what = f"the output of model call {input.agent_name!r}"
-        if slot is None:
+        if slot is None or 0 < slot.last_attempt <= attempt:
+            # The last attempt leaves its answer to the workflow's commit (AnswerSlot.last_attempt).
             return _fits(await self._with_commits(input, lambda: self._generate(input)), what)
-        # Checked before the answer is stored: one too large to return fails the call with nothing stored.
-        return await self._with_commits(input, lambda: self._generate(input),
-                                        then=lambda result: _store_answer(slot, _fits(result, what)))
+        try:
+            # Checked before the answer is stored: one too large to return fails the call with nothing stored.
+            return await self._with_commits(input, lambda: self._generate(input),
+                                            then=lambda result: _store_answer(slot, _fits(result, what)))
+        except EventConflictError as conflict:
+            # Another attempt of this call, still running when this one started (its heartbeat
+            # missed), stored its answer first: that one is the call's answer, the session keeps
+            # one. Everything this call carried was stored with it or before it.
+            earlier = await self._answer_stored_earlier(input.key, slot) if conflict.event_id == slot.event_id else None
+            if earlier is None:
+                raise
+            return earlier
 
     async def _answer_stored_earlier(self, key: c.SessionKey, slot: c.AnswerSlot) -> c.ModelCallResult | None:
         """The answer an earlier attempt of this call stored before its result was lost (a worker

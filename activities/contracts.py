@@ -87,6 +87,10 @@ class AnswerSlot(BaseModel):
     invocation_id: str
     author: str
     branch: str | None = None
+    last_attempt: int = 0
+    """The call's last allowed attempt (its retry policy's maximum_attempts; 0: no limit). That
+    attempt returns its answer without storing it: its result lost, no attempt would follow to
+    find the answer, and the store would hold one the workflow never saw."""
 
 
 class ModelCallInput(BaseModel):

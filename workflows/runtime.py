@@ -271,7 +271,7 @@ class TemporalRuntime:
         ):
             return None
         return c.AnswerSlot(event_id=self.new_id(), timestamp=self.now(), invocation_id=ctx.invocation_id,
-                            author=agent.name)
+                            author=agent.name, last_attempt=agent.execution.model_retry.maximum_attempts)
 
     # --- tools ------------------------------------------------------------------------------
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:

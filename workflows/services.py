@@ -158,6 +158,10 @@ class DurableSessionService(SessionService):
     async def flush(self, stream: TurnStream | None = None) -> None:
         """Store every queued event now (end of invocation, before continue-as-new). With the turn's
         ``stream``, events that are the turn's latest go to its followers too once stored."""
+        # An answer its call stored is committed before the next step of the turn; one still here
+        # was never committed (its turn failed or was cancelled): forget it. Were it committed
+        # later all the same, it would be stored again, an idempotent repeat.
+        self.stored_ahead.clear()
         events = self.take_commits()
         if not events:
             return

@@ -1,12 +1,15 @@
 """A model call stores the agent's answer itself (ModelCallInput.answer, workflows/runtime.py): the
 turn ends without a commit of its own (no local activity in its last workflow task), the store holds
 exactly what the turn returned, a retried call hands back the answer its lost attempt stored instead
-of asking the model again, and an agent whose callbacks can change the answer commits it as before."""
+of asking the model again (or that a still-running attempt stored first), the last allowed attempt
+leaves its answer to the turn's commit, and an agent whose callbacks can change the answer commits it
+as before."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,9 +17,12 @@ from temporalio import activity
 from temporalio.api.enums.v1 import EventType
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from adk_core import App, LlmAgent, ScriptedModel
+from adk_core import AgentExecution, App, LlmAgent, ScriptedModel
 from adk_core.agents.context import CallbackContext
-from adk_core.models import LlmResponse, function_call_response, text_response
+from adk_core.flow.llm_flow import answer_event
+from adk_core.models import LlmRequest, LlmResponse, function_call_response, text_response
+from adk_core.sessions import Session
+from adk_core.tools import RetryOptions
 from adk_core.types import Content
 from adk_temporal.activities import contracts as c
 from adk_temporal.worker import build_worker
@@ -140,3 +146,116 @@ async def test_a_retried_model_call_returns_the_answer_its_lost_attempt_stored(d
     assert [e.text for e in stored.events] == ["hello", "the first answer"]
     assert stored.events[-1] == result.events[-1]
     assert stored.events[0].content == Content.user("hello")
+
+
+class _Attempts(Interceptor):
+    """Runs a model call's attempts under the test's control: ``fail_before`` attempts fail without
+    calling the model (a worker lost before it began), ``drop_after`` attempts have their result
+    dropped once done (a worker lost before Temporal recorded it). Each call's input is kept."""
+
+    def __init__(self, *, fail_before: tuple[int, ...] = (), drop_after: tuple[int, ...] = ()) -> None:
+        self.fail_before, self.drop_after = fail_before, drop_after
+        self.inputs: list[c.ModelCallInput] = []
+        self.results: list[c.ModelCallResult] = []
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        outer = self
+
+        class Control(ActivityInboundInterceptor):
+            async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+                info = activity.info()
+                if info.activity_type != c.GENERATE_CONTENT:
+                    return await super().execute_activity(input)
+                outer.inputs.append(input.args[0])
+                if info.attempt in outer.fail_before:
+                    raise RuntimeError("the worker was lost before this attempt called the model")
+                result = await super().execute_activity(input)
+                outer.results.append(result)
+                if info.attempt in outer.drop_after:
+                    raise RuntimeError("the worker died before Temporal recorded this result")
+                return result
+
+        return Control(next)
+
+
+async def _send_through(durable_stack: DurableStack, app: App, attempts: _Attempts, message: str) -> Any:
+    """``message`` sent to a worker of its own running under ``attempts``: the turn's result, or
+    the exception the send raised."""
+    queue = f"answer-{uuid.uuid4().hex[:8]}"
+    worker = build_worker(
+        durable_stack.client.client, [app], task_queue=queue, session_service=durable_stack.sessions,
+        memory_service=durable_stack.memory, interceptors=[attempts],
+    )
+    run = asyncio.create_task(worker.run())
+    try:
+        client = AdkClient(durable_stack.client.client, task_queue=queue)
+        try:
+            return await asyncio.wait_for(client.send(app.name, "u", "s", message), timeout=60)
+        except Exception as failed:  # noqa: BLE001  (the caller asserts on it)
+            return failed
+    finally:
+        await asyncio.wait_for(worker.shutdown(), timeout=60)
+        await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), timeout=10)
+
+
+async def test_an_answer_stored_first_by_a_still_running_attempt_is_the_calls_answer(
+    durable_stack: DurableStack,
+) -> None:
+    attempts = _Attempts(fail_before=(1,))
+
+    async def answer(request: LlmRequest) -> LlmResponse:
+        # While this attempt waits on the model, the attempt before it (its heartbeat missed, yet
+        # still running) stores what the call carries and its own answer under the same event id.
+        call = attempts.inputs[-1]
+        slot = call.answer
+        assert slot is not None
+        earlier = answer_event(text_response("the answer of the earlier attempt"), event_id=slot.event_id,
+                               timestamp=slot.timestamp, invocation_id=slot.invocation_id, author=slot.author,
+                               branch=slot.branch)
+        stub = Session(id="s", app_name=app.name, user_id="u")
+        await durable_stack.sessions.append_events(stub, [*call.commit, earlier])
+        return text_response("the answer of this attempt")
+
+    model = ScriptedModel(answer)
+    app = _app(model)
+
+    result = await _send_through(durable_stack, app, attempts, "hello")
+
+    assert not isinstance(result, BaseException), result
+    assert [i.answer.event_id for i in attempts.inputs if i.answer] == [attempts.inputs[0].answer.event_id] * 2
+    assert len(model.requests) == 1
+    assert result.final_text == "the answer of the earlier attempt"  # the one stored: the session keeps one
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [e.text for e in stored.events] == ["hello", "the answer of the earlier attempt"]
+    assert stored.events[-1] == result.events[-1]
+
+
+async def test_the_last_allowed_attempt_leaves_its_answer_to_the_turn(durable_stack: DurableStack) -> None:
+    """Its result lost, no attempt follows to find a stored answer: the store must not hold one the
+    workflow never saw (it would reach the next turn's model, never the user)."""
+    attempts = _Attempts(fail_before=(1,), drop_after=(2,))
+    execution = AgentExecution(model_retry=RetryOptions(initial_interval=timedelta(milliseconds=100), maximum_attempts=2))
+    app = _app(ScriptedModel([text_response("an answer nobody sees")]), execution=execution)
+
+    failed = await _send_through(durable_stack, app, attempts, "hello")
+
+    assert isinstance(failed, BaseException)
+    assert [r.answer_stored for r in attempts.results] == [False]
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert "an answer nobody sees" not in [e.text for e in stored.events]
+    assert stored.events[0].text == "hello" and stored.events[-1].error_code is not None
+
+
+async def test_with_one_attempt_allowed_the_turn_commits_the_answer(durable_stack: DurableStack) -> None:
+    execution = AgentExecution(model_retry=RetryOptions(maximum_attempts=1))
+    app = durable_stack.register(_app(ScriptedModel([text_response("once")]), execution=execution))
+    client = durable_stack.client
+
+    result = await asyncio.wait_for(client.send(app.name, "u", "s", "hi"), timeout=30)
+
+    assert result.final_text == "once"
+    assert "MARKER_RECORDED" in await _last_task(client, app.name)  # the turn's own commit, a local activity
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None and stored.events[-1] == result.events[-1]

@@ -118,6 +118,20 @@ async def test_durable_sessions_track_what_the_next_commit_follows() -> None:
     assert sessions.commit_after() is None and sessions.unacked == []
 
 
+async def test_an_answer_its_call_stored_but_never_committed_is_forgotten_at_the_next_flush() -> None:
+    from adk_core.sessions import Session
+    from adk_temporal.activities.contracts import SessionKey
+    from adk_temporal.workflows.services import DurableSessionService
+
+    sessions = DurableSessionService(SessionKey(app_name="a", user_id="u", session_id="s"))
+    live = Session(id="s", app_name="a", user_id="u")
+    sessions.stored_ahead["a1"] = _event("a1")  # its turn failed before the engine committed it
+    await sessions.flush()  # nothing queued: no activity runs
+    assert sessions.stored_ahead == {}
+    await sessions.append_event(live, _event("a1"))  # committed all the same: stored again, idempotently
+    assert [e.id for e in sessions.unacked] == ["a1"]
+
+
 async def test_cache_evicts_least_recently_used_sessions_past_its_event_budget() -> None:
     sessions = CountingSessions()
     for sid in ("s1", "s2", "s3"):
