@@ -43,7 +43,7 @@ class StoredEventsCache:
         cached = self._events.get(key)
         if cached is not None:
             self._events.move_to_end(key)
-            found = _index(cached, event_id)
+            found = index_of(cached, event_id)
             if found is not None:
                 return cached[: found + 1]
             after = cached[-1].id if cached else None  # an empty prefix: a session created here
@@ -150,7 +150,8 @@ class ContentsMemo:
         return list(built)
 
 
-def _index(events: list[Event], event_id: str) -> int | None:
+def index_of(events: list[Event], event_id: str) -> int | None:
+    """Where the event with ``event_id`` is in ``events`` (the last such), if it is there."""
     for i in range(len(events) - 1, -1, -1):
         if events[i].id == event_id:
             return i
@@ -185,14 +186,21 @@ class RideAlongWriter:
         written again, synchronously and idempotently)."""
 
     async def run(self, key: _Key, after: str | None, events: list[Event], work: Callable[[], Awaitable[T]], *,
-                  wait: bool = False, store: bool = True,
+                  wait: bool = False, store: bool = True, defer: bool = False,
                   then: Callable[[T], list[Event]] | None = None) -> tuple[T, int]:
         """Store ``events`` (after ``after``) and do ``work``; returns its result and how many of
         ``events`` are known stored. With ``wait``, everything is stored before this returns.
         Without ``store``, only the work is done, and the count says how many of ``events`` this
         worker's earlier writes have stored: the events stay queued for a later activity.
         ``then`` gives the events the work's result adds (a model call's answer): they are stored
-        right after ``events``, in the same write, and waited for."""
+        right after ``events``, in the same write, and waited for. With ``defer``, ``events`` are
+        stored only when ``then`` gives events: all in one write; otherwise as without ``store``."""
+        if defer:
+            result = await work()
+            answer = then(result) if then else []
+            if not answer:
+                return result, self._known_stored(key, events)
+            return await self.run(key, after, events, lambda: _ready(result), then=lambda _: answer)
         if not store:
             result = await work()
             return result, self._known_stored(key, events)
@@ -308,12 +316,16 @@ class RideAlongWriter:
         self._cache.invalidate(key)
 
 
+async def _ready(value: T) -> T:
+    return value
+
+
 def _written_prefix(events: list[Event], written: Event) -> int | None:
     """Where ``written`` (the last event of this worker's newest write) is in ``events``, if it is
     the same event there. The same id with other content (another timestamp at least) is a workflow
     task that was lost and ran again (local activities): not what was written, so the batch is
     committed, and compared with what is stored, in full."""
-    found = _index(events, written.id)
+    found = index_of(events, written.id)
     return found if found is not None and events[found] == written else None
 
 

@@ -45,7 +45,7 @@ from adk_core.types import Event
 from adk_temporal.metrics import ActivityMetrics, activity_metrics
 
 from . import contracts as c
-from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache, store_span_attributes
+from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache, index_of, store_span_attributes
 from .apps import AppRegistry
 from .compaction_activities import (
     SUMMARIZE_EVENTS,
@@ -169,13 +169,14 @@ class AdkActivities:
 
     # --- sessions ---------------------------------------------------------------------------
     async def _with_commits(self, input: c.ModelCallInput | c.ToolCallInput, work: Callable[[], Awaitable[Done]], *,
-                            store: bool = True, then: Callable[[Done], list[Event]] | None = None) -> Done:
+                            store: bool = True, defer: bool = False,
+                            then: Callable[[Done], list[Event]] | None = None) -> Done:
         """Do ``work`` while the events riding along with the call are stored (with ``store``); its
         result says how many of them are known stored (activities/_history.RideAlongWriter).
         ``then``: events the result adds, stored after them before this returns."""
         key = (input.key.app_name, input.key.user_id, input.key.session_id)
         result, stored = await heartbeating(
-            self._writer.run(key, input.commit_after, input.commit, work, store=store, then=then)
+            self._writer.run(key, input.commit_after, input.commit, work, store=store, defer=defer, then=then)
         )
         if stored < len(input.commit):
             result.stored_commits = stored
@@ -253,12 +254,13 @@ class AdkActivities:
             if earlier is not None:
                 return earlier
         what = f"the output of model call {input.agent_name!r}"
+        defer = self._defers(input)
         if slot is None or 0 < slot.last_attempt <= attempt:
             # The last attempt leaves its answer to the workflow's commit (AnswerSlot.last_attempt).
-            return _fits(await self._with_commits(input, lambda: self._generate(input)), what)
+            return _fits(await self._with_commits(input, lambda: self._generate(input, defer), defer=defer), what)
         try:
             # Checked before the answer is stored: one too large to return fails the call with nothing stored.
-            return await self._with_commits(input, lambda: self._generate(input),
+            return await self._with_commits(input, lambda: self._generate(input, defer), defer=defer,
                                             then=lambda result: _store_answer(slot, _fits(result, what)))
         except EventConflictError as conflict:
             # Another attempt of this call, still running when this one started (its heartbeat
@@ -268,6 +270,15 @@ class AdkActivities:
             if earlier is None:
                 raise
             return earlier
+
+    def _defers(self, input: c.ModelCallInput) -> bool:
+        """Whether the call leaves its events unstored unless it stores its answer (ModelCallInput.
+        defer_commit): only where the model can read them from the input instead, which needs the
+        stored event they follow, and no compaction stored after them (events_after_ref)."""
+        if not (input.defer_commit and input.commit and input.commit_after is not None and not input.stream):
+            return False
+        app = self.apps.get(input.app_name)
+        return app is not None and app.events_compaction_config is None
 
     async def _answer_stored_earlier(self, key: c.SessionKey, slot: c.AnswerSlot) -> c.ModelCallResult | None:
         """The answer an earlier attempt of this call stored before its result was lost (a worker
@@ -283,11 +294,12 @@ class AdkActivities:
             return None
         return c.ModelCallResult(responses=[response_of(session.events[-1])], answer_stored=True)
 
-    async def _generate(self, input: c.ModelCallInput) -> c.ModelCallResult:
+    async def _generate(self, input: c.ModelCallInput, deferred: bool = False) -> c.ModelCallResult:
         agent = self.apps.agent(input.app_name, input.agent_name)
         if not isinstance(agent, LlmAgent):
             raise ApplicationError(f"agent {input.agent_name!r} is not an LlmAgent", non_retryable=True)
-        request = await self._resolve_history(input.request, input.app_name)
+        carried = (input.commit_after, input.commit) if deferred else None
+        request = await self._resolve_history(input.request, input.app_name, carried)
         model = agent.canonical_model
         metrics = activity_metrics()
         labels = {"app": input.app_name, "agent": agent.name, "provider": _provider(model), "model": model.name}
@@ -337,16 +349,25 @@ class AdkActivities:
                 metrics.model_cost.record(cost, labels)
                 response.custom_metadata = {**(response.custom_metadata or {}), COST_KEY: cost}
 
-    async def _resolve_history(self, request: LlmRequest, app_name: str) -> LlmRequest:
+    async def _resolve_history(self, request: LlmRequest, app_name: str,
+                               carried: tuple[str | None, list[Event]] | None = None) -> LlmRequest:
+        """The request with its history reference replaced by the contents it stands for. With
+        ``carried`` (the stored event they follow, and the events a deferred call carries unstored),
+        a reference into those reads them from there."""
         ref = request.history
         if ref is None:
             return request
-        events = await self._stored.through_stored((ref.app_name, ref.user_id, ref.session_id), ref.through_event_id)
+        key = (ref.app_name, ref.user_id, ref.session_id)
+        at = index_of(carried[1], ref.through_event_id) if carried is not None else None
+        if carried is not None and at is not None and carried[0] is not None:
+            stored = [] if carried[0] == c.SESSION_START else await self._stored.through_stored(key, carried[0])
+            events = stored + carried[1][: at + 1]
+        else:
+            events = await self._stored.through_stored(key, ref.through_event_id)
         later = await events_after_ref(self.sessions, self.apps.get(app_name), ref)  # compactions stored after
         if ref.current_turn_only:
             history = contents_for_ref(events, ref.agent_name, ref.branch, True, later=later)
         else:
-            key = (ref.app_name, ref.user_id, ref.session_id)
             history = self._contents.contents(key, events, ref.agent_name, ref.branch, later=later)
         return request.model_copy(update={"contents": history + request.contents, "history": None})
 

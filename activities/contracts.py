@@ -111,6 +111,11 @@ class ModelCallInput(BaseModel):
     """Set when the workflow takes the call's response as it is (no callback can change it): if the
     response is the agent's answer (one final response, no function calls), the call stores it as
     this event, after ``commit``, before it returns. The turn then ends without a commit of its own."""
+    defer_commit: bool = False
+    """Store ``commit`` only with the answer (``answer``): a call that returns function calls stores
+    nothing, and the events ride along with the next activity, until the call that ends the turn
+    stores them all and its answer in one write. The model reads them from the input meanwhile.
+    The workflow sets it for a turn's first events only (workflows/runtime.py, DEFER_*)."""
 
 
 class ModelCallResult(BaseModel):

@@ -46,6 +46,12 @@ with workflow.unsafe.imports_passed_through():
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
 ANSWER_STORED_BY_CALL_PATCH = "model-call-stores-answer"
+DEFER_MAX_EVENTS = 32
+"""At most this many events ride along unstored (ModelCallInput.defer_commit): each activity of
+the turn carries them all, so its input grows with them."""
+DEFER_MAX_AGE_S = 5.0
+"""Events older than this (workflow time) are stored by the next model call: a slow turn's events
+reach the store as it goes, a fast turn's in one write at its end."""
 """Model calls store the agent's answer themselves (TemporalRuntime._answer_slot). A run recorded
 before takes the id of a response's event after the call, and commits the answer itself."""
 _ANSWER_CHANGERS = ("before_model_callback", "after_model_callback", "on_event_callback")
@@ -211,6 +217,7 @@ class TemporalRuntime:
             commit=commits,
             commit_after=after,
             answer=answer,
+            defer_commit=self._defers(commits, after, answer),
         )
         execution = ctx.agent.execution
         options: dict[str, Any] = dict(
@@ -252,6 +259,16 @@ class TemporalRuntime:
             return None
         _, event_id, stored_at = entry
         return event_id, stored_at if stored_at is not None else self.now()
+
+    def _defers(self, commits: list[Event], after: str | None, answer: c.AnswerSlot | None) -> bool:
+        """Whether the call may leave its events unstored unless it stores the answer (ModelCallInput.
+        defer_commit): a turn's events then reach the store in one write, with its answer, instead
+        of one write per model call. Only while few and recent (DEFER_MAX_EVENTS, DEFER_MAX_AGE_S):
+        a long turn's events are stored as it goes, the way readers of the session expect them."""
+        return (
+            answer is not None and after is not None and 0 < len(commits) <= DEFER_MAX_EVENTS
+            and self.now() - commits[0].timestamp <= DEFER_MAX_AGE_S
+        )
 
     def _answer_slot(self, ctx: InvocationContext, stream: bool) -> c.AnswerSlot | None:
         """Where the call stores its response, when that is the agent's answer: the event the engine

@@ -3,7 +3,8 @@ turn ends without a commit of its own (no local activity in its last workflow ta
 exactly what the turn returned, a retried call hands back the answer its lost attempt stored instead
 of asking the model again (or that a still-running attempt stored first), the last allowed attempt
 leaves its answer to the turn's commit, and an agent whose callbacks can change the answer commits it
-as before."""
+as before. The calls before it leave their events unstored (ModelCallInput.defer_commit): a short turn
+reaches the store in one write, a long one as it goes."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 from adk_core import AgentExecution, App, LlmAgent, ScriptedModel
 from adk_core.agents.context import CallbackContext
 from adk_core.flow.llm_flow import answer_event
-from adk_core.models import LlmRequest, LlmResponse, function_call_response, text_response
+from adk_core.models import LlmRequest, LlmResponse, function_call_response, text_response, tool_responses_this_turn
 from adk_core.sessions import Session
 from adk_core.tools import RetryOptions
 from adk_core.types import Content
@@ -259,3 +260,76 @@ async def test_with_one_attempt_allowed_the_turn_commits_the_answer(durable_stac
     assert "MARKER_RECORDED" in await _last_task(client, app.name)  # the turn's own commit, a local activity
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None and stored.events[-1] == result.events[-1]
+
+
+def _adding(calls: int) -> ScriptedModel:
+    """Calls ``add`` ``calls`` times in a turn, one call per model response, then answers."""
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        done = len(tool_responses_this_turn(request))
+        return function_call_response("add", {"a": done, "b": 1}) if done < calls else text_response(f"{done} sums")
+
+    return ScriptedModel(answer)
+
+
+class _Appends:
+    """The session store's append statements, as lists of event authors."""
+
+    def __init__(self, durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.writes: list[list[str]] = []
+        sessions = durable_stack.sessions
+        append = sessions.append_events
+
+        async def counted(session: Any, events: list[Any], *args: Any, **kwargs: Any) -> Any:
+            self.writes.append([e.author for e in events])
+            return await append(session, events, *args, **kwargs)
+
+        monkeypatch.setattr(sessions, "append_events", counted)
+
+
+async def test_a_short_turn_reaches_the_store_in_one_write(durable_stack: DurableStack,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    app = durable_stack.register(_app(_adding(3)))
+    client = durable_stack.client
+    await asyncio.wait_for(client.send(app.name, "u", "s", "warm up"), timeout=30)  # the session exists
+    appends = _Appends(durable_stack, monkeypatch)
+
+    result = await asyncio.wait_for(client.send(app.name, "u", "s", "add three times"), timeout=30)
+
+    assert result.final_text == "3 sums"
+    assert appends.writes == [["user"] + ["a"] * 7], "the message, 3 calls, 3 results and the answer in one write"
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert stored.events[-7:] == result.events and stored.events[-8].text == "add three times"
+
+
+async def test_a_long_turn_stores_its_events_as_it_goes(durable_stack: DurableStack,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    app = durable_stack.register(_app(_adding(20)))  # 41 events: past the 32 that may ride along unstored
+    client = durable_stack.client
+    await asyncio.wait_for(client.send(app.name, "u", "s", "warm up"), timeout=30)
+    appends = _Appends(durable_stack, monkeypatch)
+
+    result = await asyncio.wait_for(client.send(app.name, "u", "s", "add twenty times"), timeout=60)
+
+    assert result.final_text == "20 sums"
+    assert len(appends.writes) > 1 and max(len(w) for w in appends.writes) <= 33
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert stored.events[-41:] == result.events, "every event stored once, in the turn's order"
+
+
+async def test_a_deferred_call_whose_result_is_lost_is_retried_and_the_turn_stored_once(
+    durable_stack: DurableStack,
+) -> None:
+    attempts = _Attempts(drop_after=(1,))  # every model call's first result is lost
+    app = _app(_adding(2))
+
+    result = await _send_through(durable_stack, app, attempts, "add twice")
+
+    assert not isinstance(result, BaseException), result
+    assert result.final_text == "2 sums"
+    assert [i.defer_commit for i in attempts.inputs] == [True] * 6, "three calls, each tried twice"
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert stored.events[1:] == result.events and stored.events[0].text == "add twice"

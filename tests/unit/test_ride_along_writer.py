@@ -247,3 +247,29 @@ async def test_a_failed_write_of_an_answer_alone_leaves_the_cache_without_it() -
     # The next call that follows the answer finds the cache does not claim it: a plain commit, checked.
     _, stored = await writer.run(KEY, "answer to done", [_event("e1")], _work)
     assert stored == 1 and sessions.appends[-1] == ["e1"]
+
+
+async def test_a_deferred_call_writes_nothing_unless_it_adds_events_then_writes_all_at_once() -> None:
+    sessions, writer = await _writer_with()
+    # The model called a function: nothing to add, so nothing written and nothing acknowledged.
+    result, stored = await writer.run(KEY, "e0", [_event("e1")], _work, defer=True, then=lambda r: [])
+    assert (result, stored) == ("done", 0)
+    assert sessions.appends == [] and await _stored_ids(sessions) == ["e0"]
+    # The events ride along with the next calls; the one that ends the turn stores them all and its answer.
+    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2")], _work, store=False)
+    assert stored == 0
+    _, stored = await writer.run(KEY, "e0", [_event("e1"), _event("e2"), _event("e3")], _work, defer=True, then=_answer)
+    assert stored == 3
+    assert sessions.appends == [["e1", "e2", "e3", "answer to done"]], "one write for the whole turn"
+    assert await _stored_ids(sessions) == ["e0", "e1", "e2", "e3", "answer to done"]
+
+
+async def test_a_deferred_call_whose_answer_cannot_be_written_fails_and_stores_nothing() -> None:
+    sessions, writer = await _writer_with()
+    sessions.fail_next = True
+    with pytest.raises(ConnectionError):
+        await writer.run(KEY, "e0", [_event("e1")], _work, defer=True, then=_answer)
+    assert await _stored_ids(sessions) == ["e0"]
+    # The retry carries the same events: written then, in full.
+    _, stored = await writer.run(KEY, "e0", [_event("e1")], _work, defer=True, then=_answer)
+    assert stored == 1 and await _stored_ids(sessions) == ["e0", "e1", "answer to done"]
