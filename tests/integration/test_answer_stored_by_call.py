@@ -21,7 +21,13 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 from adk_core import AgentExecution, App, LlmAgent, ScriptedModel
 from adk_core.agents.context import CallbackContext
 from adk_core.flow.llm_flow import answer_event
-from adk_core.models import LlmRequest, LlmResponse, function_call_response, text_response, tool_responses_this_turn
+from adk_core.models import (
+    LlmRequest,
+    LlmResponse,
+    function_call_response,
+    text_response,
+    tool_responses_this_turn,
+)
 from adk_core.sessions import Session
 from adk_core.tools import RetryOptions
 from adk_core.types import Content
