@@ -100,6 +100,9 @@ class TemporalRuntime:
         self.simulator = SimulatorMailbox()
         self.simulator_channel = DurableSimulatorChannel(self)
         self._stamps: dict[int, tuple[LlmResponse, str, float | None]] = {}
+        self._deferring = False
+        """The last model call left its events unstored (ModelCallInput.defer_commit): the tools it
+        called carry none (nothing of them is being written), which keeps their inputs small."""
         """Per model response not yet made an event: the id its call was given, and when the call
         stored it (ModelCallInput.answer)."""
         # The running turn's stream when its partials are followed (set by DurableInvoker.invoke).
@@ -219,6 +222,7 @@ class TemporalRuntime:
             answer=answer,
             defer_commit=self._defers(commits, after, answer),
         )
+        self._deferring = call.defer_commit
         execution = ctx.agent.execution
         options: dict[str, Any] = dict(
             result_type=c.ModelCallResult,
@@ -298,7 +302,7 @@ class TemporalRuntime:
                 return await self._run_agent_tool_as_child(tool, args, tool_context)
             return await tool.run_async(args=args, tool_context=tool_context)
         ctx = tool_context.invocation_context
-        commits, after = self._commits_for(ctx)
+        commits, after = ([], None) if self._deferring else self._commits_for(ctx)
         call = c.ToolCallInput(
             app_name=self.app_name,
             agent_name=ctx.agent.name,

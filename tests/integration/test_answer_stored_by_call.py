@@ -9,6 +9,7 @@ reaches the store in one write, a long one as it goes."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -304,6 +305,13 @@ async def test_a_short_turn_reaches_the_store_in_one_write(durable_stack: Durabl
 
     assert result.final_text == "3 sums"
     assert appends.writes == [["user"] + ["a"] * 7], "the message, 3 calls, 3 results and the answer in one write"
+    # Nothing is being written while the turn runs, so its tool calls carry none of its events.
+    history = await client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s")).fetch_history()
+    tool_inputs = [
+        json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data) for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == c.RUN_TOOL
+    ]
+    assert len(tool_inputs) == 6 and all(not i.get("commit") for i in tool_inputs[3:])  # the warm-up turn first
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None
     assert stored.events[-7:] == result.events and stored.events[-8].text == "add three times"
