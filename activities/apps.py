@@ -22,6 +22,9 @@ class AppRegistry:
 
     def __init__(self, apps: Iterable[App] = (), *, eval_suites: EvalSuites | None = None) -> None:
         self._apps: dict[str, App] = {}
+        self._agents: dict[tuple[str, str], BaseAgent] = {}
+        """Agents found by name: every model and tool activity looks one up, and finding it walks
+        the tree and its AgentTools. An app's tree is fixed once it is served."""
         self.eval_suites = eval_suites if eval_suites is not None else EvalSuites()
         """The eval suites this worker may import (activities.eval_allow): none unless registered."""
         for app in apps:
@@ -49,11 +52,15 @@ class AppRegistry:
             ) from None
 
     def agent(self, app_name: str, agent_name: str) -> BaseAgent:
+        found = self._agents.get((app_name, agent_name))
+        if found is not None:
+            return found
         agent = self.get(app_name).find_agent(agent_name)
         if agent is None:
             raise ConfigurationError(
                 f"app {app_name!r} has no agent named {agent_name!r}; the worker may run an older version of the app"
             )
+        self._agents[(app_name, agent_name)] = agent
         return agent
 
     async def close(self) -> None:
