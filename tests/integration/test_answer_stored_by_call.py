@@ -100,60 +100,17 @@ async def test_an_answer_a_callback_can_change_is_committed_by_the_turn(durable_
     result = await asyncio.wait_for(client.send(app.name, "u", "s", "speak"), timeout=30)
 
     assert result.final_text == "QUIET"
-    assert "MARKER_RECORDED" in await _last_task(client, app.name)  # the turn's own commit, a local activity
+    stored = await _committed_by_the_turn(durable_stack, app, result)
+    assert stored.callback_response is not None  # what the model said is kept with it
+
+
+async def _committed_by_the_turn(durable_stack: DurableStack, app: App, result: Any) -> Any:
+    """The turn's answer as stored, after checking the turn committed it itself (its last workflow
+    task runs the commit, a local activity) exactly as it returned it."""
+    assert "MARKER_RECORDED" in await _last_task(durable_stack.client, app.name)
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None and stored.events[-1] == result.events[-1]
-    assert stored.events[-1].callback_response is not None  # what the model said is kept with it
-
-
-class _LoseFirstAnswer(Interceptor):
-    """Fails a model call's first attempt after it stored its answer: what a worker dying before
-    Temporal records the activity's result looks like to the next attempt."""
-
-    def __init__(self) -> None:
-        self.lost = 0
-
-    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        outer = self
-
-        class Lose(ActivityInboundInterceptor):
-            async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-                result = await super().execute_activity(input)
-                info = activity.info()
-                if (info.activity_type == c.GENERATE_CONTENT and info.attempt == 1
-                        and isinstance(result, c.ModelCallResult) and result.answer_stored):
-                    outer.lost += 1
-                    raise RuntimeError("the worker died before Temporal recorded this result")
-                return result
-
-        return Lose(next)
-
-
-async def test_a_retried_model_call_returns_the_answer_its_lost_attempt_stored(durable_stack: DurableStack) -> None:
-    model = ScriptedModel([text_response("the first answer"), text_response("another answer")])
-    app = _app(model)
-    queue = f"answer-{uuid.uuid4().hex[:8]}"
-    losing = _LoseFirstAnswer()
-    worker = build_worker(
-        durable_stack.client.client, [app], task_queue=queue, session_service=durable_stack.sessions,
-        memory_service=durable_stack.memory, interceptors=[losing],
-    )
-    run = asyncio.create_task(worker.run())
-    try:
-        client = AdkClient(durable_stack.client.client, task_queue=queue)
-        result = await asyncio.wait_for(client.send(app.name, "u", "s", "hello"), timeout=60)
-    finally:
-        await asyncio.wait_for(worker.shutdown(), timeout=60)
-        await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), timeout=10)
-
-    assert losing.lost == 1
-    assert result.final_text == "the first answer"
-    assert len(model.requests) == 1  # the retry found the stored answer: the model was asked once
-    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
-    assert stored is not None
-    assert [e.text for e in stored.events] == ["hello", "the first answer"]
-    assert stored.events[-1] == result.events[-1]
-    assert stored.events[0].content == Content.user("hello")
+    return stored.events[-1]
 
 
 class _Attempts(Interceptor):
@@ -206,6 +163,24 @@ async def _send_through(durable_stack: DurableStack, app: App, attempts: _Attemp
         await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), timeout=10)
 
 
+async def test_a_retried_model_call_returns_the_answer_its_lost_attempt_stored(durable_stack: DurableStack) -> None:
+    model = ScriptedModel([text_response("the first answer"), text_response("another answer")])
+    app = _app(model)
+    attempts = _Attempts(drop_after=(1,))
+
+    result = await _send_through(durable_stack, app, attempts, "hello")
+
+    assert not isinstance(result, BaseException), result
+    assert [r.answer_stored for r in attempts.results] == [True, True]  # the first stored it, then was lost
+    assert result.final_text == "the first answer"
+    assert len(model.requests) == 1  # the retry found the stored answer: the model was asked once
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [e.text for e in stored.events] == ["hello", "the first answer"]
+    assert stored.events[-1] == result.events[-1]
+    assert stored.events[0].content == Content.user("hello")
+
+
 async def test_an_answer_stored_first_by_a_still_running_attempt_is_the_calls_answer(
     durable_stack: DurableStack,
 ) -> None:
@@ -230,7 +205,8 @@ async def test_an_answer_stored_first_by_a_still_running_attempt_is_the_calls_an
     result = await _send_through(durable_stack, app, attempts, "hello")
 
     assert not isinstance(result, BaseException), result
-    assert [i.answer.event_id for i in attempts.inputs if i.answer] == [attempts.inputs[0].answer.event_id] * 2
+    slots = [i.answer.event_id if i.answer else None for i in attempts.inputs]
+    assert len(slots) == 2 and slots[0] is not None and slots[0] == slots[1], "both attempts store under one id"
     assert len(model.requests) == 1
     assert result.final_text == "the answer of the earlier attempt"  # the one stored: the session keeps one
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
@@ -264,9 +240,7 @@ async def test_with_one_attempt_allowed_the_turn_commits_the_answer(durable_stac
     result = await asyncio.wait_for(client.send(app.name, "u", "s", "hi"), timeout=30)
 
     assert result.final_text == "once"
-    assert "MARKER_RECORDED" in await _last_task(client, app.name)  # the turn's own commit, a local activity
-    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
-    assert stored is not None and stored.events[-1] == result.events[-1]
+    await _committed_by_the_turn(durable_stack, app, result)
 
 
 def _adding(calls: int) -> ScriptedModel:
