@@ -46,6 +46,7 @@ class DurableInvoker:
             memory_service=DurableMemoryService(self.key, self.sessions),
             runtime=self.runtime,
         )
+        self.runtime.app_compacts = self.runner.events_compaction_config is not None
 
     async def load(self, *, create: bool, initial_state: dict | None, tail_events: int = 20,
                    expect_new: bool = False) -> Session:  # fmt: skip

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
 ANSWER_STORED_BY_CALL_PATCH = "model-call-stores-answer"
+FLUSH_BEFORE_WAIT_PATCH = "flush-deferred-before-wait"
 DEFER_MAX_EVENTS = 32
 """At most this many events ride along unstored (ModelCallInput.defer_commit): each activity of
 the turn carries them all, so its input grows with them."""
@@ -100,11 +101,14 @@ class TemporalRuntime:
         self.simulator = SimulatorMailbox()
         self.simulator_channel = DurableSimulatorChannel(self)
         self._stamps: dict[int, tuple[LlmResponse, str, float | None]] = {}
+        """Per model response not yet made an event: the id its call was given, and when the call
+        stored it (ModelCallInput.answer)."""
         self._deferring = False
         """The last model call left its events unstored (ModelCallInput.defer_commit): the tools it
         called carry none (nothing of them is being written), which keeps their inputs small."""
-        """Per model response not yet made an event: the id its call was given, and when the call
-        stored it (ModelCallInput.answer)."""
+        self.app_compacts = False
+        """The app compacts its events (set by DurableInvoker): its model calls store what they carry,
+        since a compaction stored after a history reference must be found in the store."""
         # The running turn's stream when its partials are followed (set by DurableInvoker.invoke).
         self.turn_stream: TurnStream | None = None
         self.turn_history_limit: int | None = None
@@ -271,7 +275,7 @@ class TemporalRuntime:
         a long turn's events are stored as it goes, the way readers of the session expect them."""
         return (
             answer is not None and after is not None and 0 < len(commits) <= DEFER_MAX_EVENTS
-            and self.now() - commits[0].timestamp <= DEFER_MAX_AGE_S
+            and self.now() - commits[0].timestamp <= DEFER_MAX_AGE_S and not self.app_compacts
         )
 
     def _answer_slot(self, ctx: InvocationContext, stream: bool) -> c.AnswerSlot | None:
@@ -390,6 +394,11 @@ class TemporalRuntime:
             return await self.simulator.wait(key)
         if self._waiter is None:
             return None  # the run ends; the invoker counts the question still pending at its end
+        if self._deferring and workflow.patched(FLUSH_BEFORE_WAIT_PATCH):
+            # A person may take days to answer: the turn's events, left unstored by its model calls
+            # (ModelCallInput.defer_commit), go to the store before the wait, where readers see them.
+            self._deferring = False
+            await self.sessions.flush()
         labels = {"app": self.app_name, "agent": ctx.root_agent.name, "kind": kind}
         asked = workflow.now()
         self.metrics.waits_started.add(1, labels)

@@ -21,6 +21,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from adk_core import AgentExecution, App, LlmAgent, ScriptedModel
 from adk_core.agents.context import CallbackContext
+from adk_core.compaction import EventsCompactionConfig
 from adk_core.flow.llm_flow import answer_event
 from adk_core.models import (
     LlmRequest,
@@ -321,3 +322,19 @@ async def test_a_deferred_call_whose_result_is_lost_is_retried_and_the_turn_stor
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None
     assert stored.events[1:] == result.events and stored.events[0].text == "add twice"
+
+
+async def test_the_model_calls_of_an_app_that_compacts_store_what_they_carry(durable_stack: DurableStack) -> None:
+    """A compaction stored after a history reference must be found in the store, so these calls never
+    leave their events unstored, and the tools they call carry the queue to acknowledge it."""
+    attempts = _Attempts()
+    agent = LlmAgent(name="a", model=_adding(2), tools=[add])
+    app = App(name=f"answer_{uuid.uuid4().hex[:6]}", root_agent=agent,
+              events_compaction_config=EventsCompactionConfig(compaction_interval=100, overlap_size=1))
+
+    result = await _send_through(durable_stack, app, attempts, "add twice")
+
+    assert not isinstance(result, BaseException), result
+    assert len(attempts.inputs) == 3 and not any(i.defer_commit for i in attempts.inputs)
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None and stored.events[1:] == result.events

@@ -104,6 +104,30 @@ async def test_agent_run_waits_for_confirmation_in_the_same_run(durable_stack: D
     assert await handle.query(AgentRunWorkflow.pending) == []
 
 
+async def test_a_run_waiting_for_a_person_has_stored_the_turn_so_far(durable_stack: DurableStack) -> None:
+    """The model calls before the wait left their events unstored (ModelCallInput.defer_commit): the
+    wait stores them first, so readers of the session see the question while it waits for days."""
+    app = _confirm_app(durable_stack, [])
+    handle = await durable_stack.client.client.start_workflow(
+        AgentRunWorkflow.run,
+        AgentRunInput(app_name=app.name, user_id="u1", session_id="s1", message="send 50", wait_for_replies=True),
+        id=_unique("hitl-run"),
+        task_queue=durable_stack.task_queue,
+    )
+    request = _only_confirmation(await _poll(lambda: handle.query(AgentRunWorkflow.pending)))
+
+    async def stored_calls() -> list[str]:
+        session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+        return [c.id or "" for e in (session.events if session else []) for c in e.function_calls()]
+
+    calls = await _poll(stored_calls)
+    assert calls and calls[0], "the model's call is stored while the run waits"
+    session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert session is not None and session.events[0].text == "send 50"
+    await handle.execute_update(AgentRunWorkflow.reply, Reply(call_id=request.call_id, response={"confirmed": False}))
+    await asyncio.wait_for(handle.result(), timeout=30)
+
+
 async def test_session_confirmation_by_client_reply(durable_stack: DurableStack) -> None:
     transfers: list[int] = []
     app = _confirm_app(durable_stack, transfers)
