@@ -46,15 +46,17 @@ with workflow.unsafe.imports_passed_through():
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
 ANSWER_STORED_BY_CALL_PATCH = "model-call-stores-answer"
+"""Model calls store the agent's answer themselves (TemporalRuntime._answer_slot). A run recorded
+before takes the id of a response's event after the call, and commits the answer itself."""
 FLUSH_BEFORE_WAIT_PATCH = "flush-deferred-before-wait"
+"""A run stores what its model calls left unstored before it waits for a person (wait_for); runs
+recorded before wait without storing."""
 DEFER_MAX_EVENTS = 32
 """At most this many events ride along unstored (ModelCallInput.defer_commit): each activity of
 the turn carries them all, so its input grows with them."""
 DEFER_MAX_AGE_S = 5.0
 """Events older than this (workflow time) are stored by the next model call: a slow turn's events
 reach the store as it goes, a fast turn's in one write at its end."""
-"""Model calls store the agent's answer themselves (TemporalRuntime._answer_slot). A run recorded
-before takes the id of a response's event after the call, and commits the answer itself."""
 _ANSWER_CHANGERS = ("before_model_callback", "after_model_callback", "on_event_callback")
 """Plugin callbacks that can change a model response's event between the call and its commit."""
 # Framework tools that only set actions or reach the world through durable services: they run
