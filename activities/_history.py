@@ -200,7 +200,8 @@ class RideAlongWriter:
             answer = then(result) if then else []
             if not answer:
                 return result, self._known_stored(key, events)
-            return await self.run(key, after, events, lambda: _ready(result), then=lambda _: answer)
+            await self._store_next(key, after, [*events, *answer])
+            return result, len(events)
         if not store:
             result = await work()
             return result, self._known_stored(key, events)
@@ -314,10 +315,6 @@ class RideAlongWriter:
     def _forget(self, key: _Key) -> None:
         self._writing.pop(key, None)
         self._cache.invalidate(key)
-
-
-async def _ready(value: T) -> T:
-    return value
 
 
 def _written_prefix(events: list[Event], written: Event) -> int | None:

@@ -270,6 +270,7 @@ async def test_a_deferred_call_whose_answer_cannot_be_written_fails_and_stores_n
     with pytest.raises(ConnectionError):
         await writer.run(KEY, "e0", [_event("e1")], _work, defer=True, then=_answer)
     assert await _stored_ids(sessions) == ["e0"]
-    # The retry carries the same events: written then, in full.
+    # The retry carries the same events: written then, in full, in one write.
     _, stored = await writer.run(KEY, "e0", [_event("e1")], _work, defer=True, then=_answer)
     assert stored == 1 and await _stored_ids(sessions) == ["e0", "e1", "answer to done"]
+    assert sessions.appends[-1] == ["e1", "answer to done"]
