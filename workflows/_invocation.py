@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 
 from temporalio import workflow
@@ -27,7 +28,21 @@ with workflow.unsafe.imports_passed_through():
     from .app_scope import worker_apps
     from .contracts import PendingRequest, SessionWorkflowInput, TurnContinuation, session_workflow_id
     from .runtime import TemporalRuntime, Waiter
-    from .services import DurableArtifactService, DurableMemoryService, DurableSessionService
+    from .services import (
+        END_CANCELLED_TURN_PATCH,
+        DurableArtifactService,
+        DurableMemoryService,
+        DurableSessionService,
+    )
+
+
+CANCELLED = "CancelledError"
+CANCELLED_MESSAGE = "the turn was cancelled: its workflow was cancelled"
+"""The error event a turn cancelled with its workflow ends with, and the reason its sender gets."""
+
+
+class TurnCancelled(asyncio.CancelledError):
+    """The workflow was cancelled during a turn, whose events and error event are now stored."""
 
 
 class DurableInvoker:
@@ -107,6 +122,14 @@ class DurableInvoker:
                 events.append(event)
             if flush:
                 await self.sessions.flush(self.runtime.turn_stream)
+        except asyncio.CancelledError:
+            # The workflow is being cancelled (Temporal delivers that once, so the store still runs):
+            # the turn ends like a failed one, its events and an error event stored, then the run ends.
+            if not workflow.patched(END_CANCELLED_TURN_PATCH):
+                raise
+            await self._store_error(ctx, events, CANCELLED, CANCELLED_MESSAGE)
+            self._count_turn(labels, started, events[first_event:], waiting, error_type=CANCELLED)
+            raise TurnCancelled(CANCELLED_MESSAGE) from None
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
             error_type = _error_type(e)
             # Stored as the error event's text: no NUL, which Postgres refuses.

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from opentelemetry import trace
@@ -41,7 +41,13 @@ with workflow.unsafe.imports_passed_through():
     from ._simulator import DurableSimulatorChannel, SimulatorMailbox
     from ._turn_stream import TurnStream
     from .contracts import AgentBranchInput, AgentToolInput, TurnContinuation
-    from .services import ACTIVITY_FAILURES, ActivityFailure, DurableSessionService, failure_of
+    from .services import (
+        ACTIVITY_FAILURES,
+        ActivityFailure,
+        DurableSessionService,
+        failure_of,
+        raise_if_cancelled,
+    )
     from .summaries import model_call_summary
 
 DEFAULT_TOOL_EXECUTION = ToolExecution()
@@ -162,7 +168,7 @@ class TemporalRuntime:
         from .agent_run import AgentBranchWorkflow  # noqa: PLC0415  (cycle: the child uses this runtime)
 
         await self.sessions.flush()  # the child reads the session from the store
-        result = await workflow.execute_child_workflow(
+        result = await _child_result(workflow.execute_child_workflow(
             AgentBranchWorkflow.run,
             AgentBranchInput(
                 app_name=self.app_name,
@@ -177,7 +183,7 @@ class TemporalRuntime:
             id=f"{workflow.info().workflow_id}/branch/{ctx.invocation_id}/{agent.name}",
             static_summary=f"branch {ctx.branch or agent.name}",
             search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)
-        )
+        ))
         for event in result.events:
             self.sessions.stored_elsewhere.add(event.id)
             yield event
@@ -245,6 +251,7 @@ class TemporalRuntime:
                     task_queue=execution.model_task_queue, **options,
                 )
         except ACTIVITY_FAILURES as e:  # a local activity's failure comes bare (services.ACTIVITY_FAILURES)
+            raise_if_cancelled(e)
             self.sessions.check_lost_task(e)  # its ride-along commit met a lost task's events
             raise _model_error(e) from None
         self.sessions.acknowledge(commits[: result.stored_commits])
@@ -341,6 +348,7 @@ class TemporalRuntime:
                     **options,
                 )
         except ACTIVITY_FAILURES as e:  # a local activity's failure comes bare (services.ACTIVITY_FAILURES)
+            raise_if_cancelled(e)
             cause = failure_of(e)
             if isinstance(cause, ApplicationError):
                 # A tool that raised with retry_errors on: the details say where its class lives.
@@ -369,7 +377,7 @@ class TemporalRuntime:
 
         ctx = tool_context.invocation_context
         await self.sessions.flush()
-        result = await workflow.execute_child_workflow(
+        result = await _child_result(workflow.execute_child_workflow(
             AgentToolWorkflow.run,
             AgentToolInput(
                 app_name=self.app_name,
@@ -383,7 +391,7 @@ class TemporalRuntime:
             id=f"{workflow.info().workflow_id}/tool/{tool_context.function_call_id}",
             static_summary=f"agent tool {tool.agent.name}",
             search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)
-        )
+        ))
         if tool.skip_summarization:
             tool_context.actions.skip_summarization = True
         for key, value in result.state_delta.items():
@@ -452,3 +460,16 @@ def _model_error(error: ActivityFailure) -> Exception:
         provider=details.get("provider") or "",
         error_type=cause.type,
     )
+
+
+T = TypeVar("T")
+
+
+async def _child_result(child: Awaitable[T]) -> T:
+    """A child workflow's result; the workflow's own cancellation, which cancels the child, raised
+    as such instead of a ChildWorkflowError the engine would take for the tool's or agent's failure."""
+    try:
+        return await child
+    except ChildWorkflowError as e:
+        raise_if_cancelled(e)
+        raise

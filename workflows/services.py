@@ -11,12 +11,13 @@ activity count of its model and tool calls.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
@@ -72,6 +73,29 @@ ActivityFailure = ActivityError | ApplicationError | ActivityTimeoutError
 def failure_of(error: ActivityFailure) -> BaseException | None:
     """What failed in a failed activity (ACTIVITY_FAILURES)."""
     return error.cause if isinstance(error, ActivityError) else error
+
+
+END_CANCELLED_TURN_PATCH = "end-cancelled-turn"
+"""A workflow cancelled during a turn ends cancelled, after storing the turn's events and an error
+event saying so (workflows/_invocation.py). Before it, the cancelled model or tool call failed the
+turn as a ModelError or a tool error and the run went on; histories recorded so replay that way."""
+
+
+def cancel_requested() -> bool:
+    """Whether the workflow code running now has been asked to stop: Temporal cancels a workflow's
+    main task (and asyncio cancels the tasks it awaits) on a cancellation request, and a task
+    keeps the count of the requests it received (``Task.cancelling``)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def raise_if_cancelled(error: BaseException) -> None:
+    """Raise the workflow's cancellation when ``error`` is an activity or child workflow cancelled
+    because the workflow is: otherwise the engine's error handling would take it for the call's
+    failure (a ModelError a callback may recover from) and the turn would go on."""
+    cancelled = error if isinstance(error, CancelledError) else getattr(error, "cause", None)  # bare: local
+    if isinstance(cancelled, CancelledError) and cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+        raise asyncio.CancelledError(f"the workflow was cancelled: {cancelled}") from error
 
 
 def stored_by_lost_task(error: ActivityFailure) -> bool:
@@ -209,7 +233,11 @@ class DurableSessionService(SessionService):
                 name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT,
                 retry_policy=SESSION_STORE_RETRY, summary=summary,
             )
+        except CancelledError as e:  # a local activity cancelled with its workflow may come bare
+            raise_if_cancelled(e)
+            raise
         except ACTIVITY_FAILURES as e:
+            raise_if_cancelled(e)
             self.check_lost_task(e)
             raise
 

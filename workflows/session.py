@@ -23,6 +23,7 @@ messages not yet run, so the next turn runs the new version's code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import timedelta
@@ -39,7 +40,10 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.activities.streaming import turn_stream_id
 
     from ._invocation import (
+        CANCELLED,
+        CANCELLED_MESSAGE,
         DurableInvoker,
+        TurnCancelled,
         bounded_tail,
         check_reply,
         log_warning,
@@ -64,6 +68,7 @@ with workflow.unsafe.imports_passed_through():
         final_text,
     )
     from .runtime import TurnOutgrewRun
+    from .services import END_CANCELLED_TURN_PATCH
     from .summaries import turn_details
 
 KEEP_OUTCOMES = 200
@@ -85,6 +90,8 @@ STORED_RESULT_LOOK_BACK = 1000
 """How far back in the stored session a repeated message's events are looked for."""
 IDLE_CLOCK_PATCH = "idle-clock-one-timer"
 """Runs started before IdleClock's single timer replay with a timer per wait (workflow.patched)."""
+HANDLERS_GRACE = timedelta(seconds=10)
+"""How long a cancelled conversation waits for its update handlers to answer their senders."""
 
 
 class IdleClock:
@@ -201,9 +208,24 @@ class SessionWorkflow:
                 if self._queue or not workflow.all_handlers_finished():
                     continue  # something arrived while the flush ran: serve it first
                 workflow.continue_as_new(input.model_copy(update={"carried": self._carry()}))
+        except asyncio.CancelledError:
+            if workflow.patched(END_CANCELLED_TURN_PATCH):
+                await self._answer_before_cancelled()
+            raise
         finally:
             idle.stop()
         await workflow.wait_condition(workflow.all_handlers_finished)
+
+    async def _answer_before_cancelled(self) -> None:
+        """The run ends cancelled: each message still queued is answered as not run, and the update
+        handlers get a bounded moment to hand every answer to its sender (rather than the
+        AcceptedUpdateCompletedWorkflow a client would answer by starting the conversation again)."""
+        while self._queue:
+            message = self._queue.popleft()
+            self._keep(TurnOutcome(message_id=message.message_id or "", error_type=CANCELLED,
+                                   error_message="the conversation was cancelled before this message ran"))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await workflow.wait_condition(workflow.all_handlers_finished, timeout=HANDLERS_GRACE)
 
     def _should_move(self) -> bool:
         """Between turns, when the target version changed, unless a question this version asked
@@ -266,6 +288,12 @@ class SessionWorkflow:
             outcome.error_message = e.message if isinstance(e, ApplicationError) else str(e)
             outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
             log_warning(f"turn {message_id} failed: {outcome.error_type}: {outcome.error_message}")
+        except TurnCancelled:
+            # The sender hears why before the run ends cancelled (run() waits for the handlers).
+            outcome.error_type, outcome.error_message = CANCELLED, CANCELLED_MESSAGE
+            outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
+            self._keep(outcome)
+            raise
         finally:
             self._turns += 1
             self._running = None

@@ -1,0 +1,128 @@
+"""Cancelling a conversation's workflow (the Temporal UI's or CLI's cancel) ends it cancelled, whatever
+it is doing: the running turn stores its events and an error event saying why, its sender hears
+CancelledError, the messages queued behind it are answered as not run, and nothing is left waiting.
+A model call cancelled this way is in tests/integration/test_answer_stored_by_call.py."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import CancelledError
+
+from adk_core import App, LlmAgent, ScriptedModel
+from adk_core.models import (
+    LlmRequest,
+    LlmResponse,
+    function_call_response,
+    text_response,
+    tool_responses_this_turn,
+)
+from adk_temporal.workflows import SessionWorkflow, session_workflow_id
+from adk_temporal.workflows.contracts import TurnQuery
+from adkt.client import TurnFailedError
+from tests.integration.conftest import DurableStack
+
+pytestmark = pytest.mark.integration
+
+
+def _latest_user_text(request: LlmRequest) -> str:
+    return next(p.text for content in reversed(request.contents) if content.role == "user"
+                for p in content.parts if p.text)
+
+
+async def _cancel(durable_stack: DurableStack, app: App) -> WorkflowHandle:
+    handle = durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s"))
+    await handle.cancel()
+    return handle
+
+
+async def _ended_cancelled(handle: WorkflowHandle) -> None:
+    with pytest.raises(WorkflowFailureError) as ended:
+        await asyncio.wait_for(handle.result(), timeout=30)
+    assert isinstance(ended.value.cause, CancelledError)
+
+
+async def test_a_turn_cancelled_while_its_tool_runs_stores_its_events_and_ends_the_workflow(
+    durable_stack: DurableStack,
+) -> None:
+    tool_started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_lookup(key: str) -> dict:
+        """Look a key up, slowly."""
+        tool_started.set()
+        await asyncio.wait_for(release.wait(), timeout=30)
+        return {"value": key}
+
+    def script(request: LlmRequest) -> LlmResponse:
+        if tool_responses_this_turn(request):
+            return text_response("found it")
+        return function_call_response("slow_lookup", {"key": "x"})
+
+    app = durable_stack.register(App(
+        name=f"cancel_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[slow_lookup]),
+    ))
+    turn = asyncio.create_task(durable_stack.client.send(app.name, "u", "s", "look x up"))
+    try:
+        await asyncio.wait_for(tool_started.wait(), timeout=30)
+        handle = await _cancel(durable_stack, app)
+        with pytest.raises(TurnFailedError) as failed:
+            await asyncio.wait_for(turn, timeout=30)
+        assert failed.value.error_type == "CancelledError"
+        await _ended_cancelled(handle)
+    finally:
+        release.set()
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    # The message and the call (the tool's result never came), then why the turn stopped; not a
+    # tool error handed to the model, which would have answered and gone on.
+    assert [e.author for e in stored.events] == ["user", "a", "a"]
+    assert [c.name for c in stored.events[1].function_calls()] == ["slow_lookup"]
+    assert stored.events[2].error_code == "CancelledError"
+
+
+async def _queued(handle: WorkflowHandle, message_id: str) -> None:
+    while (await handle.query(SessionWorkflow.turn, TurnQuery(message_id=message_id))).state != "queued":
+        await asyncio.sleep(0.05)
+
+
+async def test_messages_queued_behind_a_cancelled_turn_are_answered_as_not_run(durable_stack: DurableStack) -> None:
+    first_call = asyncio.Event()
+
+    async def hang_on_first(request: LlmRequest) -> LlmResponse:
+        if _latest_user_text(request) == "first":
+            first_call.set()
+            await asyncio.sleep(60)  # cancelled through its heartbeat when the workflow is
+        return text_response("answered")
+
+    app = durable_stack.register(App(name=f"cancel_{uuid.uuid4().hex[:6]}",
+                                     root_agent=LlmAgent(name="a", model=ScriptedModel(hang_on_first))))
+    client = durable_stack.client
+    first = asyncio.create_task(client.send(app.name, "u", "s", "first"))
+    second: asyncio.Task | None = None
+    try:
+        await asyncio.wait_for(first_call.wait(), timeout=30)
+        second = asyncio.create_task(client.send(app.name, "u", "s", "second", message_id="second"))
+        handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s"))
+        await asyncio.wait_for(_queued(handle, "second"), timeout=30)
+        await _cancel(durable_stack, app)
+        for task, why in ((first, "its workflow was cancelled"), (second, "before this message ran")):
+            with pytest.raises(TurnFailedError) as failed:
+                await asyncio.wait_for(task, timeout=30)
+            assert failed.value.error_type == "CancelledError" and why in failed.value.reason
+        await _ended_cancelled(handle)
+    finally:
+        for task in (first, second):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [(e.author, e.text or e.error_code) for e in stored.events] == [("user", "first"), ("a", "CancelledError")]
