@@ -7,6 +7,7 @@ the point (tests/integration/test_replay.py).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -180,6 +181,16 @@ def _free_lookups_until_promo_ends(tool: Any, args: dict, tool_context: Any) -> 
 w1_clock_callback = _w1_variant(before_tool_callback=_free_lookups_until_promo_ends)
 """W1 with a before-tool callback that reads the clock directly."""
 
+async def _add_then_hang(request: LlmRequest) -> LlmResponse:
+    if not tool_responses_this_turn(request):
+        return function_call_response("add", {"a": 1, "b": 2})
+    await asyncio.sleep(30)  # the recording cancels the conversation while this call runs
+    return text_response("too late")
+
+
+cancel = App(name="replay_cancel", root_agent=LlmAgent(name="adder", model=ScriptedModel(_add_then_hang), tools=[w1.add]))
+"""A turn whose second model call runs until the conversation is cancelled."""
+
 confirm = build_confirm_app()
 children = build_children_app()
 w1_app = w1.app
@@ -190,4 +201,4 @@ EVAL_SUITE = "examples.eval_chest_pain:chest_pain_case"
 
 def apps() -> list[App]:
     """Every app the histories were recorded with: what a worker of this build serves."""
-    return [w1_app, confirm, children, compaction, long_turn, streaming, simulator]
+    return [w1_app, confirm, children, compaction, long_turn, streaming, simulator, cancel]

@@ -13,6 +13,7 @@ would break on deploy, and re-recording hides exactly that.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import sys
 import tempfile
@@ -220,10 +221,42 @@ async def eval_suite(r: Recorder) -> None:
     await r.write_tree("eval_suite", "adk-eval/replay-eval")
 
 
+async def session_cancelled(r: Recorder) -> None:
+    """SessionWorkflow cancelled while the turn's second model call runs: the turn stores its events
+    and a CancelledError event, and the run ends cancelled (patch ``end-cancelled-turn``). The same
+    scenario recorded before that patch is session_cancelled_before_patch.json."""
+    from temporalio.client import WorkflowFailureError
+
+    from adk_temporal.workflows import SessionWorkflow, session_workflow_id
+    from adk_temporal.workflows.contracts import TurnQuery
+
+    app, session = replay_apps.cancel.name, "cancel-session"
+    workflow_id = session_workflow_id(app, USER_ID, session)
+    turn = asyncio.create_task(r.adk.send(app, USER_ID, session, "add 1 and 2", message_id="to-cancel"))
+    try:
+        async with asyncio.timeout(30):  # the call and the tool's result, then the second call starts
+            while True:
+                with contextlib.suppress(Exception):  # not started yet
+                    status = await r.client.get_workflow_handle(workflow_id).query(
+                        SessionWorkflow.turn, TurnQuery(message_id="to-cancel"))
+                    if len(status.events) >= 2:
+                        break
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        await r.client.get_workflow_handle(workflow_id).cancel()
+        async with asyncio.timeout(30):
+            with contextlib.suppress(WorkflowFailureError):
+                await r.client.get_workflow_handle(workflow_id).result()
+    finally:
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+    await r.write_tree("session_cancelled", workflow_id)
+
+
 SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     f.__name__: f for f in (
         agent_run_w1, session_answer_stored, session_confirm, children, session_continue_as_new, long_turn, streamed_turn, compaction,
-        simulator_wait, eval_suite,
+        simulator_wait, eval_suite, session_cancelled,
     )
 }
 
