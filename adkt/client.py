@@ -27,6 +27,7 @@ from temporalio.client import (
     RPCTimeoutOrCancelledError,
     WithStartWorkflowOperation,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
@@ -422,6 +423,28 @@ class AdkClient:
         transport errors are retried for up to ``retry_seconds``."""
         handle = self._handle(app, user_id, session_id)
         return await self._reading(lambda: handle.query(SessionWorkflow.pending))
+
+    async def cancel(self, app: str, user_id: str, session_id: str, *, wait_seconds: float = 30.0) -> bool:
+        """Stop a conversation: its workflow is cancelled. A running turn stores the events it made
+        and an error event ``CancelledError``; its sender and each queued message get TurnFailedError
+        (docs/durability.md, "Cancelling a conversation"). The session stays; the next message starts
+        the conversation again. Returns False when it was not running. Waits up to ``wait_seconds``
+        for the workflow to end (TimeoutError after that: the cancellation stands and goes on)."""
+        validate_session_key(app, user_id, session_id)
+        handle = self._handle(app, user_id, session_id)
+        self._running.pop(handle.id, None)
+        try:
+            if (await self._reading(handle.describe)).status != WorkflowExecutionStatus.RUNNING:
+                return False  # ended (Temporal accepts a cancel of an ended workflow and does nothing)
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:  # never started
+                return False
+            raise
+        await self._reading(handle.cancel)  # asking twice is harmless: the workflow hears it once
+        async with asyncio.timeout(wait_seconds):
+            with contextlib.suppress(WorkflowFailureError):  # ended cancelled (or failed): either way, stopped
+                await handle.result(follow_runs=False)
+        return True
 
     def _message(
         self, app: str, user_id: str, session_id: str, message: str | Content, state_delta: dict[str, Any] | None,

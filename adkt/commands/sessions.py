@@ -1,5 +1,5 @@
-"""`adkt sessions list|show|delete` and `adkt users delete`: read conversations straight from the sessions
-database; delete a session or a user everywhere (adk_temporal.deletion)."""
+"""`adkt sessions list|show|cancel|delete` and `adkt users delete`: read conversations straight from the sessions
+database; stop a conversation; delete a session or a user everywhere (adk_temporal.deletion)."""
 
 from __future__ import annotations
 
@@ -143,6 +143,36 @@ def delete_session(
     if not yes:
         typer.confirm(f"Delete session {session_id!r} of user {user!r} in app {app_name!r} everywhere?", abort=True)
     run_async(_delete(app_name, user, session_id, database_url, wait=not no_wait))
+
+
+@sessions.command("cancel")
+def cancel_session(
+    app_name: Annotated[str, typer.Argument(help="the app's name (App.name)")],
+    user: Annotated[str, typer.Argument(help="user id")],
+    session_id: Annotated[str, typer.Argument(help="session id")],
+) -> None:
+    """Stop a conversation's workflow (Temporal's cancel): a running turn stores its events and an
+    error event CancelledError, queued messages are answered as not run. The session stays, and
+    the next message starts the conversation again."""
+    run_async(_cancel(app_name, user, session_id))
+
+
+async def _cancel(app_name: str, user: str, session_id: str) -> None:
+    from adk_core.errors import ConfigurationError
+    from adkt.client import AdkClient, connect
+    from adkt.commands._devstate import resolve
+    from adkt.settings import Settings
+
+    target = resolve(Settings.load())
+    if target.address is None and target.dev is None:
+        raise ConfigurationError(
+            "cancelling needs the Temporal service the conversation runs on: set TEMPORAL_ADDRESS (and "
+            "TEMPORAL_NAMESPACE), or run this where `adkt dev` runs"
+        )
+    client = AdkClient(await connect(target.address, namespace=target.namespace))
+    stopped = await client.cancel(app_name, user, session_id)
+    what = f"session {session_id!r} of user {user!r} in app {app_name!r}"
+    out.print(f"cancelled {what}" if stopped else f"{what} is not running: nothing to cancel", markup=False)
 
 
 users = typer.Typer(help="Delete a user's data.", no_args_is_help=True, rich_markup_mode=None)

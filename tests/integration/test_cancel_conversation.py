@@ -9,7 +9,7 @@ import asyncio
 import uuid
 
 import pytest
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 
 from adk_core import App, LlmAgent, ScriptedModel
@@ -23,7 +23,9 @@ from adk_core.models import (
 from adk_temporal.workflows import SessionWorkflow, session_workflow_id
 from adk_temporal.workflows.contracts import TurnQuery
 from adkt.client import TurnFailedError
+from adkt.embedded import TemporalDevServer
 from tests.integration.conftest import DurableStack
+from tests.integration.test_deletion_cli import invoke
 
 pytestmark = pytest.mark.integration
 
@@ -68,11 +70,11 @@ async def test_a_turn_cancelled_while_its_tool_runs_stores_its_events_and_ends_t
     turn = asyncio.create_task(durable_stack.client.send(app.name, "u", "s", "look x up"))
     try:
         await asyncio.wait_for(tool_started.wait(), timeout=30)
-        handle = await _cancel(durable_stack, app)
+        assert await durable_stack.client.cancel(app.name, "u", "s")  # returns once the workflow ended
         with pytest.raises(TurnFailedError) as failed:
             await asyncio.wait_for(turn, timeout=30)
         assert failed.value.error_type == "CancelledError"
-        await _ended_cancelled(handle)
+        await _ended_cancelled(durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s")))
     finally:
         release.set()
         turn.cancel()
@@ -126,3 +128,22 @@ async def test_messages_queued_behind_a_cancelled_turn_are_answered_as_not_run(d
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None
     assert [(e.author, e.text or e.error_code) for e in stored.events] == [("user", "first"), ("a", "CancelledError")]
+
+
+async def test_adkt_sessions_cancel_stops_an_idle_conversation_and_says_when_nothing_runs(
+    durable_stack: DurableStack, temporal_server: TemporalDevServer,
+) -> None:
+    app = durable_stack.register(App(name=f"cancel_{uuid.uuid4().hex[:6]}",
+                                     root_agent=LlmAgent(name="a", model=ScriptedModel(lambda r: "hi"))))
+    await asyncio.wait_for(durable_stack.client.send(app.name, "u", "s", "hello"), timeout=30)  # then it waits, idle
+
+    result = await invoke(durable_stack, temporal_server, "sessions", "cancel", app.name, "u", "s")
+
+    assert result.exit_code == 0, result.output
+    assert f"cancelled session 's' of user 'u' in app {app.name!r}" in result.output
+    handle = durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s"))
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    again = await invoke(durable_stack, temporal_server, "sessions", "cancel", app.name, "u", "s")
+    assert again.exit_code == 0 and "is not running: nothing to cancel" in again.output, again.output
+    # The session stays, and the next message starts the conversation again.
+    assert (await asyncio.wait_for(durable_stack.client.send(app.name, "u", "s", "back"), timeout=30)).final_text == "hi"
