@@ -130,9 +130,7 @@ class LlmAgent(BaseAgent):
 
     async def canonical_tools(self, ctx: ReadonlyContext) -> list[BaseTool]:
         """Tools plus those of each Toolset; a failing toolset raises ToolError."""
-        from ..flow.llm_flow import resolve_tools
-
-        return await resolve_tools(self, ctx)
+        return await _llm_flow.resolve_tools(self, ctx)
 
     def transfer_targets(self) -> list[BaseAgent]:
         """Agents this one may hand over to: its sub-agents, then its parent and peers unless disallowed."""
@@ -146,9 +144,7 @@ class LlmAgent(BaseAgent):
         return targets
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncIterator[Event]:
-        from ..flow.llm_flow import run_llm_flow
-
-        async for event in run_llm_flow(self, ctx):
+        async for event in _llm_flow.run_llm_flow(self, ctx):
             yield event
 
 
@@ -163,3 +159,8 @@ async def _resolve_text(value: str | InstructionProvider, ctx: ReadonlyContext) 
 
 Agent = LlmAgent
 """ADK's short name for LlmAgent."""
+
+
+# Last, as the flow imports this module: an import inside the methods would run on every call (in a
+# workflow sandbox, through its importer: about 15 us each).
+from ..flow import llm_flow as _llm_flow  # noqa: E402

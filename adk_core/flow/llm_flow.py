@@ -13,9 +13,8 @@ from .. import telemetry
 from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
-from ..errors import ConfigurationError, LlmCallsLimitExceededError, ToolError
+from ..errors import ConfigurationError, LlmCallsLimitExceededError
 from ..models.base import GenerateContentConfig, LlmRequest, LlmResponse
-from ..tools.base import BaseTool, Toolset
 from ..tools.builtin import TransferToAgentTool
 from ..types import Event, EventActions
 from ..types.event import CallbackResponse, ModelOutput
@@ -28,38 +27,10 @@ from .functions import (
     handle_function_calls,
     long_running_ids,
 )
-from .resolved_context import ResolvedContext, resolve_context
+from .resolved_context import ResolvedContext, resolve_context, resolve_tools
 
 if TYPE_CHECKING:
     from ..agents.llm_agent import LlmAgent
-
-
-async def resolve_tools(agent: LlmAgent, ctx: ReadonlyContext) -> list[BaseTool]:
-    """The agent's tools with every Toolset expanded.
-
-    Raises:
-        ToolError: a toolset failed. Nothing is skipped: under the durable runtime the workflow
-            and the tool activity each resolve the tools, and a toolset skipped in one but not
-            the other would give them different tools.
-    """
-    tools: list[BaseTool] = []
-    for item in agent.tools:
-        if isinstance(item, BaseTool):
-            tools.append(item)
-            continue
-        try:
-            tools.extend(await item.get_tools(ctx))
-        except Exception as error:
-            raise ToolError(
-                f"toolset {_toolset_name(item)!r} of agent {agent.name!r} failed to list its tools: "
-                f"{type(error).__name__}: {error}. Fix the toolset (is its server reachable?) or remove it "
-                "from the agent's tools"
-            ) from error
-    return tools
-
-
-def _toolset_name(toolset: Toolset) -> str:
-    return getattr(toolset, "name", type(toolset).__name__)
 
 
 # --- request processors ---------------------------------------------------------------------------

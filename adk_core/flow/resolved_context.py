@@ -13,15 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..agents.context import InvocationContext, ReadonlyContext, ToolContext
-from ..tools.base import BaseTool
+from ..agents.llm_agent import LlmAgent
+from ..errors import ToolError
+from ..tools.base import BaseTool, Toolset
 from ..tools.registry import tool_name_of
 from .instructions import inject_state
-
-if TYPE_CHECKING:
-    from ..agents.llm_agent import LlmAgent
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -46,18 +44,43 @@ class ResolvedContext:
         return [tool.name for tool in self.tools]
 
 
+async def resolve_tools(agent: LlmAgent, ctx: ReadonlyContext) -> list[BaseTool]:
+    """The agent's tools with every Toolset expanded.
+
+    Raises:
+        ToolError: a toolset failed. Nothing is skipped: under the durable runtime the workflow
+            and the tool activity each resolve the tools, and a toolset skipped in one but not
+            the other would give them different tools.
+    """
+    tools: list[BaseTool] = []
+    for item in agent.tools:
+        if isinstance(item, BaseTool):
+            tools.append(item)
+            continue
+        try:
+            tools.extend(await item.get_tools(ctx))
+        except Exception as error:
+            raise ToolError(
+                f"toolset {_toolset_name(item)!r} of agent {agent.name!r} failed to list its tools: "
+                f"{type(error).__name__}: {error}. Fix the toolset (is its server reachable?) or remove it "
+                "from the agent's tools"
+            ) from error
+    return tools
+
+
+def _toolset_name(toolset: Toolset) -> str:
+    return getattr(toolset, "name", type(toolset).__name__)
+
+
 async def resolve_context(
     agent: LlmAgent, ctx: InvocationContext, tool_context: ToolContext | None = None
 ) -> ResolvedContext:
     """Resolve the agent's instruction (read-only context) and its tools (toolsets listed with
     ``tool_context``, a new ToolContext if None) for one model call."""
-    from ..agents.llm_agent import LlmAgent as _LlmAgent
-    from .llm_flow import resolve_tools
-
     readonly = ReadonlyContext(ctx)
     parts = []
     root = agent.root_agent
-    if isinstance(root, _LlmAgent) and root.global_instruction:
+    if isinstance(root, LlmAgent) and root.global_instruction:
         text, template = await root.canonical_global_instruction(readonly)
         parts.append(await inject_state(text, readonly, agent_name=agent.name) if template else text)
     if agent.instruction:
@@ -92,4 +115,4 @@ def prune_instruction(text: str, names: Iterable[str]) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept_lines)).strip("\n")
 
 
-__all__ = ["ResolvedContext", "prune_instruction", "resolve_context"]
+__all__ = ["ResolvedContext", "prune_instruction", "resolve_context", "resolve_tools"]

@@ -1,0 +1,151 @@
+"""Where a W1 turn's CPU goes, against the floor's: per thread of the bench process, and with the
+conversation's workflow sandboxed and not.
+
+    python bench/bench_w1_threads.py [--turns 120]
+
+Four kinds run in rounds on one worker process (the same stack bench_durable.py uses): W1 through
+SessionWorkflow sandboxed (as `adkt worker` runs it) and unsandboxed, the 7-no-op-activity floor
+unsandboxed and sandboxed. For each: wall-clock latency and process CPU per turn, as ratios to the
+unsandboxed floor; then, for W1 (sandboxed) and the floor, the CPU each thread used per turn, read from
+/proc (the event loop's thread, the workflow-activation threads, Temporal core's threads), and the
+time the garbage collector ran per turn. Writes bench/results/w1-threads.json. Absolute numbers move
+with the machine's load; compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import gc
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _floor import SandboxedFloorWorkflow  # noqa: E402
+from _stack import bench_stack  # noqa: E402
+from bench_durable import (  # noqa: E402
+    RESULTS,
+    TASK_QUEUE,
+    UNSANDBOXED_QUEUE,
+    WORKER_OPTIONS,
+    FloorWorkflow,
+    noop,
+    unsandboxed_worker,
+)
+
+from adk_temporal.worker import build_worker  # noqa: E402
+from adkt.client import AdkClient, connect  # noqa: E402
+from examples import w1  # noqa: E402
+
+
+def thread_cpu_ms() -> dict[str, float]:
+    """CPU ms each thread of this process has used, by thread name (the main thread as MAIN)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used: dict[str, float] = collections.Counter()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        except FileNotFoundError:  # the thread ended
+            continue
+        used["MAIN" if tid == str(os.getpid()) else name] += (int(fields[11]) + int(fields[12])) * 1000 / ticks
+    return used
+
+
+class GcClock:
+    """Wall time spent in the garbage collector."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+
+
+async def run(turns: int) -> dict:
+    gc_clock = GcClock()
+    async with bench_stack() as stack:
+        client = await connect(stack.temporal.address)
+        sandboxed, unsandboxed = AdkClient(client, task_queue=TASK_QUEUE), AdkClient(client, task_queue=UNSANDBOXED_QUEUE)
+        worker = build_worker(client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
+                              activities=[noop], **stack.services, **WORKER_OPTIONS)
+        plain = unsandboxed_worker(client, stack.services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
+        async with worker, plain:
+            conversation, count = uuid.uuid4().hex[:8], 0
+
+            async def floor(workflow: type) -> None:
+                nonlocal count
+                count += 1
+                await client.execute_workflow(workflow.run, 0, id=f"floor-{conversation}-{count}", task_queue=TASK_QUEUE)
+
+            async def turn(adk: AdkClient, session: str) -> None:
+                w1.check_turn((await adk.send(w1.app.name, "u", session, w1.USER_MESSAGE)).events)
+
+            kinds: dict[str, Callable[[], Awaitable[None]]] = {
+                "w1_sandboxed": lambda: turn(sandboxed, f"s-{conversation}"),
+                "w1_unsandboxed": lambda: turn(unsandboxed, f"u-{conversation}"),
+                "floor": lambda: floor(FloorWorkflow),
+                "floor_sandboxed": lambda: floor(SandboxedFloorWorkflow),
+            }
+            for one in kinds.values():  # warm-up
+                for _ in range(5):
+                    await one()
+            wall, cpu, gc_s = collections.Counter(), collections.Counter(), collections.Counter()
+            threads: dict[str, collections.Counter] = {k: collections.Counter() for k in kinds}
+            rounds = 4
+            for _ in range(rounds):
+                for kind, one in kinds.items():
+                    before, t, c, g = thread_cpu_ms(), time.perf_counter(), time.process_time(), gc_clock.seconds
+                    for _ in range(turns // rounds):
+                        await one()
+                    wall[kind] += time.perf_counter() - t
+                    cpu[kind] += time.process_time() - c
+                    gc_s[kind] += gc_clock.seconds - g
+                    for name, ms in thread_cpu_ms().items():
+                        threads[kind][name] += ms - before.get(name, 0.0)
+    n = (turns // rounds) * rounds
+    return {
+        "turns": n,
+        "kinds": {
+            kind: {
+                "latency_ms": round(wall[kind] * 1000 / n, 2),
+                "cpu_ms": round(cpu[kind] * 1000 / n, 2),
+                "latency_ratio_to_floor": round(wall[kind] / wall["floor"], 3),
+                "cpu_ratio_to_floor": round(cpu[kind] / cpu["floor"], 3),
+                "gc_ms": round(gc_s[kind] * 1000 / n, 2),
+                "threads_cpu_ms": {name: round(ms / n, 2) for name, ms in threads[kind].most_common() if ms > 0},
+            }
+            for kind in kinds
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=120, help="turns per kind, in 4 rounds")
+    parser.add_argument("--out", type=Path, default=RESULTS / "w1-threads.json")
+    args = parser.parse_args()
+    results = asyncio.run(run(args.turns))
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    for kind, r in results["kinds"].items():
+        print(f"{kind:16s} latency {r['latency_ms']:6.1f} ms ({r['latency_ratio_to_floor']:.3f}x)  "
+              f"cpu {r['cpu_ms']:5.1f} ms ({r['cpu_ratio_to_floor']:.3f}x)  gc {r['gc_ms']:.2f} ms")
+        print(f"{'':16s} threads {r['threads_cpu_ms']}")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
