@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from .runtime import TemporalRuntime
-    from .services import DurableSessionService
+    from .services import DurableSessionService, raise_if_cancelled
 
 SUMMARIZE_TIMEOUT = timedelta(minutes=10)
 SUMMARIZE_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
@@ -65,6 +65,7 @@ async def compact_after_invocation(
             summary="compact session events",
         )
     except ActivityError as error:
+        raise_if_cancelled(error)  # the conversation is being cancelled: not a compaction to skip
         workflow.logger.warning(
             f"compaction after invocation {ctx.invocation_id} skipped, to be planned again next invocation: "
             f"{error.cause or error}"

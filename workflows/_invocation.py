@@ -41,10 +41,6 @@ CANCELLED_MESSAGE = "the turn was cancelled: its workflow was cancelled"
 """The error event a turn cancelled with its workflow ends with, and the reason its sender gets."""
 
 
-class TurnCancelled(asyncio.CancelledError):
-    """The workflow was cancelled during a turn, whose events and error event are now stored."""
-
-
 class DurableInvoker:
     """Holds one session's durable services and runs invocations on it."""
 
@@ -129,7 +125,7 @@ class DurableInvoker:
                 raise
             await self._store_error(ctx, events, CANCELLED, CANCELLED_MESSAGE)
             self._count_turn(labels, started, events[first_event:], waiting, error_type=CANCELLED)
-            raise TurnCancelled(CANCELLED_MESSAGE) from None
+            raise
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
             error_type = _error_type(e)
             # Stored as the error event's text: no NUL, which Postgres refuses.

@@ -4,6 +4,7 @@ trees show as workflow trees."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from temporalio import workflow
@@ -30,7 +31,12 @@ with workflow.unsafe.imports_passed_through():
         final_text,
     )
     from .runtime import TurnOutgrewRun
-    from .services import DurableArtifactService, DurableMemoryService
+    from .services import (
+        END_CANCELLED_TURN_PATCH,
+        DurableArtifactService,
+        DurableMemoryService,
+        cancel_requested,
+    )
     from .summaries import describe_content
 
 
@@ -143,9 +149,16 @@ class AgentBranchWorkflow(SimulatorUpdates):
         ctx.user_content = input.user_content
         agent = worker_apps().agent(input.app_name, input.agent_name)
         events: list[Event] = []
-        async for event in agent.run_async(ctx):
-            if not event.partial:
-                event = await invoker.runtime.commit(ctx, event)
-                events.append(event)
+        try:
+            async for event in agent.run_async(ctx):
+                if not event.partial:
+                    event = await invoker.runtime.commit(ctx, event)
+                    events.append(event)
+        except asyncio.CancelledError:
+            # Cancelled with its parent's turn: what the branch made is stored before it ends (the
+            # parent stores its own events and why the turn stopped).
+            if cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+                await invoker.sessions.flush()
+            raise
         await invoker.sessions.flush()
         return AgentBranchResult(events=events)

@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
         DurableSessionService,
         failure_of,
         raise_if_cancelled,
+        stop_if_cancelled,
     )
     from .summaries import model_call_summary
 
@@ -215,6 +216,7 @@ class TemporalRuntime:
     async def generate_content(
         self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
     ) -> AsyncIterator[LlmResponse]:
+        stop_if_cancelled()  # a cancellation some handler took for a failure ends the turn here
         if self._outgrown(ctx):
             # Before anything is scheduled: the call is made again where the invocation resumes.
             raise TurnOutgrewRun(TurnContinuation(
@@ -309,6 +311,7 @@ class TemporalRuntime:
 
     # --- tools ------------------------------------------------------------------------------
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        stop_if_cancelled()
         execution = (self._tool_execution(tool) if self._tool_execution else tool.execution) or DEFAULT_TOOL_EXECUTION
         if runs_in_workflow(tool):
             if isinstance(tool, AgentTool) and tool.agent.execution.child_workflow:

@@ -82,20 +82,26 @@ turn as a ModelError or a tool error and the run went on; histories recorded so 
 
 
 def cancel_requested() -> bool:
-    """Whether the workflow code running now has been asked to stop: Temporal cancels a workflow's
-    main task (and asyncio cancels the tasks it awaits) on a cancellation request, and a task
-    keeps the count of the requests it received (``Task.cancelling``)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    """Whether Temporal asked this workflow to stop (a cancellation request from the server; not an
+    inner task cancelled by asyncio, nor a cache eviction)."""
+    return workflow.cancellation_reason() is not None
 
 
 def raise_if_cancelled(error: BaseException) -> None:
     """Raise the workflow's cancellation when ``error`` is an activity or child workflow cancelled
     because the workflow is: otherwise the engine's error handling would take it for the call's
     failure (a ModelError a callback may recover from) and the turn would go on."""
-    cancelled = error if isinstance(error, CancelledError) else getattr(error, "cause", None)  # bare: local
-    if isinstance(cancelled, CancelledError) and cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
-        raise asyncio.CancelledError(f"the workflow was cancelled: {cancelled}") from error
+    if isinstance(getattr(error, "cause", None), CancelledError):
+        stop_if_cancelled()
+
+
+def stop_if_cancelled() -> None:
+    """Raise the workflow's cancellation if Temporal asked for it. Checked where a turn is about to
+    make its next call and after each turn: a cancellation that reached only a call that then
+    completed anyway (a child workflow, an artifact or memory activity), or one some handler took
+    for a failure, still ends the run."""
+    if cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+        raise asyncio.CancelledError(f"the workflow was cancelled: {workflow.cancellation_reason() or 'no reason given'}")
 
 
 def stored_by_lost_task(error: ActivityFailure) -> bool:
@@ -233,9 +239,6 @@ class DurableSessionService(SessionService):
                 name, arg, result_type=result_type, start_to_close_timeout=STORE_TIMEOUT,
                 retry_policy=SESSION_STORE_RETRY, summary=summary,
             )
-        except CancelledError as e:  # a local activity cancelled with its workflow may come bare
-            raise_if_cancelled(e)
-            raise
         except ACTIVITY_FAILURES as e:
             raise_if_cancelled(e)
             self.check_lost_task(e)

@@ -27,7 +27,7 @@ import contextlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import timedelta
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -43,7 +43,6 @@ with workflow.unsafe.imports_passed_through():
         CANCELLED,
         CANCELLED_MESSAGE,
         DurableInvoker,
-        TurnCancelled,
         bounded_tail,
         check_reply,
         log_warning,
@@ -55,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
     from .agent_run import AgentRunWorkflow
     from .contracts import (
         AgentRunInput,
+        AgentRunResult,
         CarriedTurns,
         PendingRequest,
         Reply,
@@ -68,7 +68,7 @@ with workflow.unsafe.imports_passed_through():
         final_text,
     )
     from .runtime import TurnOutgrewRun
-    from .services import END_CANCELLED_TURN_PATCH
+    from .services import END_CANCELLED_TURN_PATCH, cancel_requested, stop_if_cancelled
     from .summaries import turn_details
 
 KEEP_OUTCOMES = 200
@@ -198,6 +198,7 @@ class SessionWorkflow:
                     await self._move_to_current_version(invoker, input)
                 if self._queue:
                     await self._run_turn(invoker, self._queue.popleft())
+                    stop_if_cancelled()  # one that reached only a call that completed anyway
                     idle.restart()
                     continue
                 # Continue-as-new only between turns with nothing queued and no handler mid-way.
@@ -217,15 +218,23 @@ class SessionWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
 
     async def _answer_before_cancelled(self) -> None:
-        """The run ends cancelled: each message still queued is answered as not run, and the update
-        handlers get a bounded moment to hand every answer to its sender (rather than the
-        AcceptedUpdateCompletedWorkflow a client would answer by starting the conversation again)."""
-        while self._queue:
-            message = self._queue.popleft()
-            self._keep(TurnOutcome(message_id=message.message_id or "", error_type=CANCELLED,
-                                   error_message="the conversation was cancelled before this message ran"))
-        with contextlib.suppress(asyncio.TimeoutError):
-            await workflow.wait_condition(workflow.all_handlers_finished, timeout=HANDLERS_GRACE)
+        """The run ends cancelled: each message queued is answered as not run (those arriving in the
+        meantime too), and the update handlers get a bounded moment to hand every answer to its
+        sender, rather than the AcceptedUpdateCompletedWorkflow a client answers by starting the
+        conversation again."""
+        deadline = workflow.now() + HANDLERS_GRACE
+        while True:
+            while self._queue:
+                message = self._queue.popleft()
+                self._keep(TurnOutcome(message_id=message.message_id or "", error_type=CANCELLED,
+                                       error_message="the conversation was cancelled before this message ran"))
+            left = deadline - workflow.now()
+            if workflow.all_handlers_finished() or left <= timedelta(0):
+                return
+            try:
+                await workflow.wait_condition(lambda: workflow.all_handlers_finished() or bool(self._queue), timeout=left)
+            except TimeoutError:
+                return
 
     def _should_move(self) -> bool:
         """Between turns, when the target version changed, unless a question this version asked
@@ -288,11 +297,14 @@ class SessionWorkflow:
             outcome.error_message = e.message if isinstance(e, ApplicationError) else str(e)
             outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
             log_warning(f"turn {message_id} failed: {outcome.error_type}: {outcome.error_message}")
-        except TurnCancelled:
-            # The sender hears why before the run ends cancelled (run() waits for the handlers).
-            outcome.error_type, outcome.error_message = CANCELLED, CANCELLED_MESSAGE
-            outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
-            self._keep(outcome)
+        except asyncio.CancelledError:
+            # The sender hears why before the run ends cancelled (run() waits for the handlers):
+            # from invoke() (the turn's events and why are stored by then), or from what
+            # follows it (compaction, a long turn's child; what the turn made is stored by then).
+            if cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+                outcome.error_type, outcome.error_message = CANCELLED, CANCELLED_MESSAGE
+                outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
+                self._keep(outcome)
             raise
         finally:
             self._turns += 1
@@ -311,16 +323,21 @@ class SessionWorkflow:
         Returns the invocation id and how many of the turn's events its result leaves out."""
         await invoker.sessions.flush()  # the child resumes from the store
         continuation = continuation.model_copy(update={"events_before": len(self._turn_events)})
-        result = await workflow.execute_child_workflow(
-            AgentRunWorkflow.run,
-            AgentRunInput(
-                app_name=self._input.app_name, user_id=self._input.user_id, session_id=self._input.session_id,
-                create_session=False, max_llm_calls=message.max_llm_calls, wait_for_replies=False,
-                continuation=continuation,
-            ),
-            id=f"{workflow.info().workflow_id}/turn/{message.message_id}",
-            static_summary=f"the rest of turn {message.message_id} (it outgrew one run)",
+        child_input = AgentRunInput(
+            app_name=self._input.app_name, user_id=self._input.user_id, session_id=self._input.session_id,
+            create_session=False, max_llm_calls=message.max_llm_calls, wait_for_replies=False,
+            continuation=continuation,
         )
+        child_id = f"{workflow.info().workflow_id}/turn/{message.message_id}"
+        summary = f"the rest of turn {message.message_id} (it outgrew one run)"
+        if workflow.patched(END_CANCELLED_TURN_PATCH):
+            result = await _cancellable_long_turn(
+                await workflow.start_child_workflow(AgentRunWorkflow.run, child_input, id=child_id, static_summary=summary)
+            )
+        else:
+            result = await workflow.execute_child_workflow(
+                AgentRunWorkflow.run, child_input, id=child_id, static_summary=summary
+            )
         self._turn_events.extend(result.events)
         await invoker.load(create=False, initial_state=None)  # the child stored the rest of the turn
         return result.invocation_id, result.events_omitted - continuation.events_before
@@ -527,3 +544,18 @@ def _version_changed() -> bool:
 def _reject(reason: str) -> None:
     """Refuse an update before it is accepted: nothing is queued, nothing runs."""
     raise ApplicationError(reason, type="MessageRejected", non_retryable=True)
+
+
+async def _cancellable_long_turn(handle: workflow.ChildWorkflowHandle[Any, AgentRunResult]) -> AgentRunResult:
+    """The result of the child running the rest of a long turn. Temporal cancels a child through the
+    run it started, which this child has continued as new from, so a cancellation would reach
+    nothing: when this workflow is cancelled, the child's current run is cancelled by its id, and
+    it stores what it made (DurableInvoker.invoke) before this run ends."""
+    try:
+        await workflow.wait_condition(handle.done)
+    except asyncio.CancelledError:
+        await workflow.get_external_workflow_handle(handle.id).cancel()
+        with contextlib.suppress(TimeoutError):
+            await workflow.wait_condition(handle.done, timeout=HANDLERS_GRACE)
+        raise
+    return await handle

@@ -20,7 +20,7 @@ from adk_core.models import (
     text_response,
     tool_responses_this_turn,
 )
-from adk_temporal.workflows import SessionWorkflow, session_workflow_id
+from adk_temporal.workflows import SessionWorkflow, agent_run, session, session_workflow_id
 from adk_temporal.workflows.contracts import TurnQuery
 from adkt.client import TurnFailedError
 from adkt.embedded import TemporalDevServer
@@ -147,3 +147,52 @@ async def test_adkt_sessions_cancel_stops_an_idle_conversation_and_says_when_not
     assert again.exit_code == 0 and "is not running: nothing to cancel" in again.output, again.output
     # The session stays, and the next message starts the conversation again.
     assert (await asyncio.wait_for(durable_stack.client.send(app.name, "u", "s", "back"), timeout=30)).final_text == "hi"
+
+
+async def test_cancelling_a_turn_that_outgrew_its_run_stops_the_child_running_it(
+    durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long turn goes on in a child workflow that continues as new (docs/durability.md, "Long
+    turns"); Temporal cancels a child through the run it started, so the cancellation has to reach
+    the child's current run by id. (Before, it reached nothing: the turn ran to its end and the
+    conversation kept running.)"""
+    monkeypatch.setattr(agent_run, "TURN_HISTORY_EVENTS", 100)  # a few calls a run: read by the in-process worker
+    monkeypatch.setattr(session, "TURN_HISTORY_EVENTS", 100)
+    deep_in, release = asyncio.Event(), asyncio.Event()
+
+    async def step(i: int) -> dict:
+        """Do step i."""
+        if i == 30:  # by now the child has continued as new
+            deep_in.set()
+            await asyncio.wait_for(release.wait(), timeout=30)
+        return {"done": i}
+
+    def script(request: LlmRequest) -> LlmResponse:
+        n = len(tool_responses_this_turn(request))
+        return function_call_response("step", {"i": n}) if n < 60 else text_response("all done")
+
+    app = durable_stack.register(App(name=f"cancel_{uuid.uuid4().hex[:6]}",
+                                     root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[step])))
+    client = durable_stack.client
+    turn = asyncio.create_task(client.send(app.name, "u", "s", "go", max_llm_calls=100))
+    try:
+        await asyncio.wait_for(deep_in.wait(), timeout=60)
+        assert await client.cancel(app.name, "u", "s")
+        with pytest.raises(TurnFailedError) as failed:
+            await asyncio.wait_for(turn, timeout=30)
+        assert failed.value.error_type == "CancelledError"
+        conversation = session_workflow_id(app.name, "u", "s")
+        runs = [e async for e in client.client.list_workflows(f'WorkflowId STARTS_WITH "{conversation}/turn/"')]
+        [child] = {run.id for run in runs}
+        assert len(runs) > 1, "the child continued as new before the cancel"
+        assert (await client.client.get_workflow_handle(child).describe()).status == WorkflowExecutionStatus.CANCELED
+    finally:
+        release.set()
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert len({e.id for e in stored.events}) == len(stored.events)
+    assert [r.response for e in stored.events for r in e.function_responses()] == [{"done": i} for i in range(30)]
+    assert stored.events[-1].error_code == "CancelledError" and not any(e.text == "all done" for e in stored.events)
