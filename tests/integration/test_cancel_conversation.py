@@ -1,7 +1,6 @@
 """Cancelling a conversation's workflow (the Temporal UI's or CLI's cancel) ends it cancelled, whatever
 it is doing: the running turn stores its events and an error event saying why, its sender hears
-CancelledError, the messages queued behind it are answered as not run, and nothing is left waiting.
-A model call cancelled this way is in tests/integration/test_answer_stored_by_call.py."""
+CancelledError, the messages queued behind it are answered as not run, and nothing is left waiting."""
 
 from __future__ import annotations
 
@@ -33,6 +32,19 @@ pytestmark = pytest.mark.integration
 def _latest_user_text(request: LlmRequest) -> str:
     return next(p.text for content in reversed(request.contents) if content.role == "user"
                 for p in content.parts if p.text)
+
+
+async def _abandon(turn: asyncio.Task, release: asyncio.Event | None = None) -> None:
+    """Let a hanging tool return and stop waiting for the turn (bounded)."""
+    if release is not None:
+        release.set()
+    turn.cancel()
+    await asyncio.gather(turn, return_exceptions=True)
+
+
+async def add(a: int, b: int) -> dict:
+    """Add two numbers."""
+    return {"sum": a + b}
 
 
 async def _cancel(durable_stack: DurableStack, app: App) -> WorkflowHandle:
@@ -76,9 +88,7 @@ async def test_a_turn_cancelled_while_its_tool_runs_stores_its_events_and_ends_t
         assert failed.value.error_type == "CancelledError"
         await _ended_cancelled(durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s")))
     finally:
-        release.set()
-        turn.cancel()
-        await asyncio.gather(turn, return_exceptions=True)
+        await _abandon(turn, release)
 
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None
@@ -187,12 +197,51 @@ async def test_cancelling_a_turn_that_outgrew_its_run_stops_the_child_running_it
         assert len(runs) > 1, "the child continued as new before the cancel"
         assert (await client.client.get_workflow_handle(child).describe()).status == WorkflowExecutionStatus.CANCELED
     finally:
-        release.set()
-        turn.cancel()
-        await asyncio.gather(turn, return_exceptions=True)
+        await _abandon(turn, release)
 
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert stored is not None
     assert len({e.id for e in stored.events}) == len(stored.events)
     assert [r.response for e in stored.events for r in e.function_responses()] == [{"done": i} for i in range(30)]
     assert stored.events[-1].error_code == "CancelledError" and not any(e.text == "all done" for e in stored.events)
+
+
+async def test_a_cancelled_turn_stores_what_its_calls_left_unstored(durable_stack: DurableStack) -> None:
+    """Cancelling the conversation's workflow while a model call runs: the events the turn's earlier
+    calls left queued (its message, a call and its result) reach the store with an error event saying
+    why the turn stopped, the sender hears it, and the workflow ends cancelled. (Before, the cancelled
+    call failed the turn as a ModelError and the workflow went on running.)"""
+    second_call = asyncio.Event()
+
+    async def add_then_hang(request: LlmRequest) -> LlmResponse:
+        if _latest_user_text(request) == "warm up":
+            return text_response("ready")
+        if not tool_responses_this_turn(request):
+            return function_call_response("add", {"a": 1, "b": 2})
+        second_call.set()
+        await asyncio.sleep(60)  # cancelled through its heartbeat when the workflow is
+        return text_response("too late")
+
+    app = durable_stack.register(App(name=f"cancel_{uuid.uuid4().hex[:6]}",
+                                     root_agent=LlmAgent(name="a", model=ScriptedModel(add_then_hang), tools=[add])))
+    client = durable_stack.client
+    await asyncio.wait_for(client.send(app.name, "u", "s", "warm up"), timeout=30)  # the session exists
+    turn = asyncio.create_task(client.send(app.name, "u", "s", "add 1 and 2"))
+    try:
+        await asyncio.wait_for(second_call.wait(), timeout=30)
+        handle = await _cancel(durable_stack, app)  # Temporal's own cancel, as the UI sends it
+        with pytest.raises(TurnFailedError) as failed:
+            await asyncio.wait_for(turn, timeout=30)
+        assert failed.value.error_type == "CancelledError"
+        await _ended_cancelled(handle)
+    finally:
+        await _abandon(turn)
+
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [(e.author, e.text) for e in stored.events[:2]] == [("user", "warm up"), ("a", "ready")]
+    turn_events = stored.events[2:]
+    assert [e.author for e in turn_events] == ["user", "a", "a", "a"], "the message, the call, its result, why"
+    assert turn_events[0].text == "add 1 and 2"
+    assert [r.response for r in turn_events[2].function_responses()] == [{"sum": 3}]
+    assert turn_events[3].error_code == "CancelledError"
