@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         DurableArtifactService,
         DurableMemoryService,
         DurableSessionService,
+        cancel_requested,
     )
 
 
@@ -121,8 +122,8 @@ class DurableInvoker:
         except asyncio.CancelledError:
             # The workflow is being cancelled (Temporal delivers that once, so the store still runs):
             # the turn ends like a failed one, its events and an error event stored, then the run ends.
-            if not workflow.patched(END_CANCELLED_TURN_PATCH):
-                raise
+            if not (cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH)):
+                raise  # an inner task cancelled by its owner, not the workflow: as before
             await self._store_error(ctx, events, CANCELLED, CANCELLED_MESSAGE)
             self._count_turn(labels, started, events[first_event:], waiting, error_type=CANCELLED)
             raise
