@@ -29,11 +29,10 @@ with workflow.unsafe.imports_passed_through():
     from .contracts import PendingRequest, SessionWorkflowInput, TurnContinuation, session_workflow_id
     from .runtime import TemporalRuntime, Waiter
     from .services import (
-        END_CANCELLED_TURN_PATCH,
         DurableArtifactService,
         DurableMemoryService,
         DurableSessionService,
-        cancel_requested,
+        ends_cancelled,
     )
 
 
@@ -122,7 +121,7 @@ class DurableInvoker:
         except asyncio.CancelledError:
             # The workflow is being cancelled (Temporal delivers that once, so the store still runs):
             # the turn ends like a failed one, its events and an error event stored, then the run ends.
-            if not (cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH)):
+            if not ends_cancelled():
                 raise  # an inner task cancelled by its owner, not the workflow: as before
             await self._store_error(ctx, events, CANCELLED, CANCELLED_MESSAGE)
             self._count_turn(labels, started, events[first_event:], waiting, error_type=CANCELLED)

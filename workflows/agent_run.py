@@ -32,10 +32,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from .runtime import TurnOutgrewRun
     from .services import (
-        END_CANCELLED_TURN_PATCH,
         DurableArtifactService,
         DurableMemoryService,
-        cancel_requested,
+        ends_cancelled,
     )
     from .summaries import describe_content
 
@@ -157,7 +156,7 @@ class AgentBranchWorkflow(SimulatorUpdates):
         except asyncio.CancelledError:
             # Cancelled with its parent's turn: what the branch made is stored before it ends (the
             # parent stores its own events and why the turn stopped).
-            if cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+            if ends_cancelled():
                 await invoker.sessions.flush()
             raise
         await invoker.sessions.flush()

@@ -81,10 +81,11 @@ event saying so (workflows/_invocation.py). Before it, the cancelled model or to
 turn as a ModelError or a tool error and the run went on; histories recorded so replay that way."""
 
 
-def cancel_requested() -> bool:
+def ends_cancelled() -> bool:
     """Whether Temporal asked this workflow to stop (a cancellation request from the server; not an
-    inner task cancelled by asyncio, nor a cache eviction)."""
-    return workflow.cancellation_reason() is not None
+    inner task cancelled by asyncio, nor a cache eviction) and this run ends the cancelled way
+    (END_CANCELLED_TURN_PATCH; runs recorded before go on as they did)."""
+    return workflow.cancellation_reason() is not None and workflow.patched(END_CANCELLED_TURN_PATCH)
 
 
 def raise_if_cancelled(error: BaseException) -> None:
@@ -100,7 +101,7 @@ def stop_if_cancelled() -> None:
     make its next call and after each turn: a cancellation that reached only a call that then
     completed anyway (a child workflow, an artifact or memory activity), or one some handler took
     for a failure, still ends the run."""
-    if cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+    if ends_cancelled():
         raise asyncio.CancelledError(f"the workflow was cancelled: {workflow.cancellation_reason() or 'no reason given'}")
 
 

@@ -68,7 +68,7 @@ with workflow.unsafe.imports_passed_through():
         final_text,
     )
     from .runtime import TurnOutgrewRun
-    from .services import END_CANCELLED_TURN_PATCH, cancel_requested, stop_if_cancelled
+    from .services import END_CANCELLED_TURN_PATCH, ends_cancelled, stop_if_cancelled
     from .summaries import turn_details
 
 KEEP_OUTCOMES = 200
@@ -301,7 +301,7 @@ class SessionWorkflow:
             # The sender hears why before the run ends cancelled (run() waits for the handlers):
             # from invoke() (the turn's events and why are stored by then), or from what
             # follows it (compaction, a long turn's child; what the turn made is stored by then).
-            if cancel_requested() and workflow.patched(END_CANCELLED_TURN_PATCH):
+            if ends_cancelled():
                 outcome.error_type, outcome.error_message = CANCELLED, CANCELLED_MESSAGE
                 outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
                 self._keep(outcome)
