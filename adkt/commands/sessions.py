@@ -18,6 +18,7 @@ from adkt.commands.serve import DatabaseUrl
 
 if TYPE_CHECKING:
     from adk_core.sessions.sql import DatabaseSessionService
+    from adkt.commands._devstate import Target
 
 sessions = typer.Typer(help="Inspect sessions stored in Postgres.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -158,21 +159,28 @@ def cancel_session(
 
 
 async def _cancel(app_name: str, user: str, session_id: str) -> None:
-    from adk_core.errors import ConfigurationError
     from adkt.client import AdkClient, connect
-    from adkt.commands._devstate import resolve
-    from adkt.settings import Settings
 
-    target = resolve(Settings.load())
-    if target.address is None and target.dev is None:
-        raise ConfigurationError(
-            "cancelling needs the Temporal service the conversation runs on: set TEMPORAL_ADDRESS (and "
-            "TEMPORAL_NAMESPACE), or run this where `adkt dev` runs"
-        )
+    target = _temporal_target("cancelling needs the Temporal service the conversation runs on")
     client = AdkClient(await connect(target.address, namespace=target.namespace))
     stopped = await client.cancel(app_name, user, session_id)
     what = f"session {session_id!r} of user {user!r} in app {app_name!r}"
     out.print(f"cancelled {what}" if stopped else f"{what} is not running: nothing to cancel", markup=False)
+
+
+def _temporal_target(needs: str, database_url: str | None = None) -> Target:
+    """Where Temporal and the sessions database are (configured, or a running `adkt dev`); a
+    ConfigurationError starting with ``needs`` and saying how to configure it when no Temporal is known."""
+    from adk_core.errors import ConfigurationError
+    from adkt.commands._devstate import resolve
+    from adkt.settings import Settings
+
+    target = resolve(Settings.load(), database_url=database_url)
+    if target.address is None and target.dev is None:
+        raise ConfigurationError(
+            f"{needs}: set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE), or run this where `adkt dev` runs"
+        )
+    return target
 
 
 users = typer.Typer(help="Delete a user's data.", no_args_is_help=True, rich_markup_mode=None)
@@ -196,19 +204,13 @@ def delete_user(
 
 async def _delete(app_name: str, user: str, session_id: str | None, database_url: str | None, *, wait: bool) -> None:
     """Temporal first (nothing of theirs runs on), then the rows: adk_temporal.deletion."""
-    from adk_core.errors import ConfigurationError
     from adk_core.sql import open_engine
     from adk_temporal import deletion
     from adkt.client import connect
-    from adkt.commands._devstate import resolve
-    from adkt.settings import Settings
 
-    target = resolve(Settings.load(), database_url=database_url)
-    if target.address is None and target.dev is None:
-        raise ConfigurationError(
-            "deleting needs the Temporal service too (the conversations' workflows and histories go first): set "
-            "TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE), or run this where `adkt dev` runs"
-        )
+    target = _temporal_target(
+        "deleting needs the Temporal service too (the conversations' workflows and histories go first)", database_url
+    )
     async with sessions_database(target.database_url or database_url) as url:
         client = await connect(target.address, namespace=target.namespace, database_url=url)
         engine = open_engine(url)
