@@ -1,10 +1,11 @@
-"""activities.adk_activities.heartbeating: beats while the work runs, none after it ends, and
-cancelling the activity cancels the work."""
+"""activities.adk_activities.heartbeating: beats while the work runs, none after it ends,
+cancelling the activity cancels the work, and a call leaves nothing for the cyclic garbage collector."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 from datetime import timedelta
 
 import pytest
@@ -66,3 +67,23 @@ async def test_cancelling_the_activity_cancels_the_work_and_the_beats() -> None:
     count = len(beats)
     await asyncio.sleep(0.5)
     assert len(beats) == count <= 1, "no beat after the cancel"
+
+
+async def test_a_call_leaves_no_reference_cycle_behind() -> None:
+    """Every model call heartbeats. A beat that kept itself alive through a cycle left the call's
+    activity context, timer and copied contextvars to the cyclic collector: about 350 objects a W1
+    turn, and most of the worker's collections (0.8 ms a turn of the 1 ms a turn it spent in them)."""
+    env, _ = _env(timedelta(seconds=0.8))
+
+    async def call() -> str:
+        return await heartbeating(asyncio.sleep(0, "done"))
+
+    assert await env.run(call) == "done"  # warm: first calls build caches that live on
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            assert await env.run(call) == "done"
+        assert gc.collect() == 0, "a heartbeating call left cyclic garbage"
+    finally:
+        gc.enable()
