@@ -302,6 +302,8 @@ class AdkActivities:
         )
         if session is None or not session.events or session.events[-1].id != slot.event_id:
             return None
+        if session.events[-1].error_code is not None:
+            return None  # the error event of a turn cancelled during this call holds the id (TemporalRuntime.unanswered)
         return c.ModelCallResult(responses=[response_of(session.events[-1])], answer_stored=True)
 
     async def _generate(self, input: c.ModelCallInput, deferred: bool = False) -> c.ModelCallResult:

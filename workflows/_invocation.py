@@ -123,7 +123,7 @@ class DurableInvoker:
             # the turn ends like a failed one, its events and an error event stored, then the run ends.
             if not ends_cancelled():
                 raise  # an inner task cancelled by its owner, not the workflow: as before
-            await self._store_error(ctx, events, CANCELLED, CANCELLED_MESSAGE)
+            await self._store_error(ctx, events, CANCELLED, CANCELLED_MESSAGE, event_id=self.runtime.unanswered)
             self._count_turn(labels, started, events[first_event:], waiting, error_type=CANCELLED)
             raise
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
@@ -160,9 +160,11 @@ class DurableInvoker:
                 metrics.waits_answered.add(1, {**labels, "kind": kind})
                 metrics.wait_duration.record(max(0.0, now.timestamp() - asked_at), {**labels, "kind": kind})
 
-    async def _store_error(self, ctx: InvocationContext, events: list[Event], error_type: str, error_message: str) -> None:
+    async def _store_error(self, ctx: InvocationContext, events: list[Event], error_type: str, error_message: str,
+                           *, event_id: str | None = None) -> None:
         """End a failed invocation with an error event (unless the engine already stored one saying
         why), so the session records why the turn stopped; then store everything made so far.
+        ``event_id``: the id the error event takes (TemporalRuntime.unanswered), instead of a new one.
 
         When that cannot be stored (an event the store refuses, e.g. a NUL in a tool's output),
         the unstored events are dropped and the session is read back from the store, so the
@@ -170,6 +172,8 @@ class DurableInvoker:
         last = events[-1] if events else None
         if last is None or last.error_code is None:
             event = new_event(ctx, author=ctx.agent.name, error_code=error_type, error_message=error_message[:4000])
+            if event_id is not None:
+                event = event.model_copy(update={"id": event_id})
             event = await self.runtime.commit(ctx, event)
             events.append(event)
         try:

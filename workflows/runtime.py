@@ -8,6 +8,7 @@ workflow, so they must be deterministic: no I/O, no wall clock, no randomness of
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -45,6 +46,8 @@ with workflow.unsafe.imports_passed_through():
         ACTIVITY_FAILURES,
         ActivityFailure,
         DurableSessionService,
+        cancelled_call,
+        ends_cancelled,
         failure_of,
         raise_if_cancelled,
         stop_if_cancelled,
@@ -112,6 +115,13 @@ class TemporalRuntime:
         self._stamps: dict[int, tuple[LlmResponse, str, float | None]] = {}
         """Per model response not yet made an event: the id its call was given, and when the call
         stored it (ModelCallInput.answer)."""
+        self.unanswered: str | None = None
+        """The answer event id of a model call cancelled with the workflow (ModelCallInput.answer).
+        The workflow stops waiting for the call at once, but the call hears of the cancellation
+        only at its next heartbeat, and may answer and store its answer before then: the turn's
+        CancelledError event takes this id (DurableInvoker.invoke), so the store refuses that
+        late answer, or, when the answer came first, the error event (stored again under an id
+        of its own)."""
         self._deferring = False
         """The last model call left its events unstored (ModelCallInput.defer_commit): the tools it
         called carry none (nothing of them is being written), which keeps their inputs small."""
@@ -192,6 +202,12 @@ class TemporalRuntime:
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
         return await ctx.session_service.append_event(ctx.session, event)
 
+    def _fence_answer(self, answer: c.AnswerSlot | None) -> None:
+        """A regular activity's (a local one is cancelled in the worker at once, and eval trials,
+        which call models locally, start over on a conflicting store)."""
+        if answer is not None and ends_cancelled():
+            self.unanswered = answer.event_id
+
     def _commits_for(self, ctx: InvocationContext) -> tuple[list[Event], str | None]:
         if not ctx.runtime_stores_session:
             return [], None
@@ -244,15 +260,21 @@ class TemporalRuntime:
             retry_policy=retry_policy(execution.model_retry),
             summary=model_call_summary(ctx.agent.name, model.name, request, ctx.user_content),
         )
+        local = self.model_calls_local and execution.model_task_queue is None
         try:
-            if self.model_calls_local and execution.model_task_queue is None:
+            if local:
                 result = await workflow.execute_local_activity(c.GENERATE_CONTENT, call, **options)
             else:
                 result = await workflow.execute_activity(
                     c.GENERATE_CONTENT, call, heartbeat_timeout=execution.model_heartbeat_timeout,
                     task_queue=execution.model_task_queue, **options,
                 )
+        except asyncio.CancelledError:
+            self._fence_answer(None if local else answer)
+            raise
         except ACTIVITY_FAILURES as e:  # a local activity's failure comes bare (services.ACTIVITY_FAILURES)
+            if cancelled_call(e):
+                self._fence_answer(None if local else answer)
             raise_if_cancelled(e)
             self.sessions.check_lost_task(e)  # its ride-along commit met a lost task's events
             raise _model_error(e) from None

@@ -92,8 +92,13 @@ def raise_if_cancelled(error: BaseException) -> None:
     """Raise the workflow's cancellation when ``error`` is an activity or child workflow cancelled
     because the workflow is: otherwise the engine's error handling would take it for the call's
     failure (a ModelError a callback may recover from) and the turn would go on."""
-    if isinstance(getattr(error, "cause", None), CancelledError):
+    if cancelled_call(error):
         stop_if_cancelled()
+
+
+def cancelled_call(error: BaseException) -> bool:
+    """Whether ``error`` is an activity or child workflow failing as cancelled."""
+    return isinstance(getattr(error, "cause", None), CancelledError)
 
 
 def stop_if_cancelled() -> None:

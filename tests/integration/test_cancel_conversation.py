@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 
 from adk_core import App, LlmAgent, ScriptedModel
+from adk_core.agents.execution import AgentExecution
 from adk_core.models import (
     LlmRequest,
     LlmResponse,
@@ -245,3 +247,77 @@ async def test_a_cancelled_turn_stores_what_its_calls_left_unstored(durable_stac
     assert turn_events[0].text == "add 1 and 2"
     assert [r.response for r in turn_events[2].function_responses()] == [{"sum": 3}]
     assert turn_events[3].error_code == "CancelledError"
+
+
+async def test_a_model_call_that_finishes_after_the_cancel_cannot_store_its_answer_after_it(
+    durable_stack: DurableStack,
+) -> None:
+    """The workflow stops waiting for a cancelled model call at once, but the call hears of the
+    cancellation only at its next heartbeat: a model that answers before then used to store its
+    answer after the turn's CancelledError event, an answer the workflow never saw. The error event
+    takes the id the answer would have had, so the store refuses the late answer."""
+    call_started, release = asyncio.Event(), asyncio.Event()
+
+    async def answer_when_released(request: LlmRequest) -> LlmResponse:
+        call_started.set()
+        await asyncio.wait_for(release.wait(), timeout=30)
+        return text_response("too late")
+
+    # A long heartbeat timeout: the first beat (which would carry the cancellation) comes after 15 s.
+    execution = AgentExecution(model_heartbeat_timeout=timedelta(seconds=60))
+    app = durable_stack.register(App(
+        name=f"cancel_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(answer_when_released), execution=execution),
+    ))
+    turn = asyncio.create_task(durable_stack.client.send(app.name, "u", "s", "hello"))
+    try:
+        await asyncio.wait_for(call_started.wait(), timeout=30)
+        handle = await _cancel(durable_stack, app)
+        with pytest.raises(TurnFailedError) as failed:
+            await asyncio.wait_for(turn, timeout=30)
+        assert failed.value.error_type == "CancelledError"
+        await _ended_cancelled(handle)
+        release.set()  # the model answers now, long before its first heartbeat
+        for _ in range(30):  # the late answer, were it stored, is there within a few ms of its call's end
+            stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+            assert stored is not None
+            assert "too late" not in [e.text for e in stored.events], "an answer stored after the cancellation"
+            await asyncio.sleep(0.1)
+    finally:
+        await _abandon(turn, release)
+    assert [(e.author, e.text or e.error_code) for e in stored.events] == [("user", "hello"), ("a", "CancelledError")]
+
+
+async def test_a_cancel_that_comes_after_the_call_stored_its_answer_stores_the_cancellation_after_it(
+    durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other order: the call stored its answer, and the cancellation reached the workflow before
+    the call's result did. The error event, given the answer's id, meets the stored answer; the
+    turn stores it again under an id of its own, after the answer, and the run still ends."""
+    app = durable_stack.register(App(
+        name=f"cancel_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(lambda request: text_response("answered first"))),
+    ))
+    sessions = durable_stack.sessions
+    store = sessions.append_events
+
+    async def cancel_once_the_answer_is_stored(session, events):  # type: ignore[no-untyped-def]
+        stored = await store(session, events)
+        if session.app_name == app.name and "answered first" in [e.text for e in events]:
+            await _cancel(durable_stack, app)
+            await asyncio.sleep(1)  # the call's result waits; the cancellation reaches the workflow first
+        return stored
+
+    monkeypatch.setattr(sessions, "append_events", cancel_once_the_answer_is_stored)
+    with pytest.raises(TurnFailedError) as failed:
+        await asyncio.wait_for(durable_stack.client.send(app.name, "u", "s", "hello"), timeout=30)
+    assert failed.value.error_type == "CancelledError"
+    await _ended_cancelled(durable_stack.client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s")))
+    monkeypatch.undo()
+
+    stored = await sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [(e.author, e.text or e.error_code) for e in stored.events] == [
+        ("user", "hello"), ("a", "answered first"), ("a", "CancelledError"),
+    ]
+    assert stored.events[1].id != stored.events[2].id
