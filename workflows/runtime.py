@@ -203,8 +203,9 @@ class TemporalRuntime:
         return await ctx.session_service.append_event(ctx.session, event)
 
     def _fence_answer(self, answer: c.AnswerSlot | None) -> None:
-        """A regular activity's (a local one is cancelled in the worker at once, and eval trials,
-        which call models locally, start over on a conflicting store)."""
+        """Keep the answer id of a model call cancelled with the workflow (``unanswered``). Given
+        None for a local activity: the worker cancels that at once, and eval trials, which call
+        models locally, start over on a conflicting store."""
         if answer is not None and ends_cancelled():
             self.unanswered = answer.event_id
 
