@@ -267,7 +267,14 @@ class AdkActivities:
         defer = self._defers(input)
         if slot is None or 0 < slot.last_attempt <= attempt:
             # The last attempt leaves its answer to the workflow's commit (AnswerSlot.last_attempt).
-            return _fits(await self._with_commits(input, lambda: self._generate(input, defer), defer=defer), what)
+            result = _fits(await self._with_commits(input, lambda: self._generate(input, defer), defer=defer), what)
+            if slot is not None and attempt > 1:
+                # An earlier attempt, still running when this one began (its heartbeat missed), may
+                # have stored its answer since: the turn's commit of this one would meet it.
+                earlier = await self._answer_stored_earlier(input.key, slot)
+                if earlier is not None:
+                    return earlier
+            return result
         try:
             # Checked before the answer is stored: one too large to return fails the call with nothing stored.
             return await self._with_commits(input, lambda: self._generate(input, defer), defer=defer,

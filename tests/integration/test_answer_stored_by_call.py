@@ -1,8 +1,8 @@
 """A model call stores the agent's answer itself (ModelCallInput.answer, workflows/runtime.py): the
 turn ends without a commit of its own (no local activity in its last workflow task), the store holds
 exactly what the turn returned, a retried call hands back the answer its lost attempt stored instead
-of asking the model again (or that a still-running attempt stored first), the last allowed attempt
-leaves its answer to the turn's commit, and an agent whose callbacks can change the answer commits it
+of asking the model again (or that a still-running attempt stored first, even while the last allowed
+attempt ran), the last allowed attempt leaves its answer to the turn's commit, and an agent whose callbacks can change the answer commits it
 as before. The calls before it leave their events unstored (ModelCallInput.defer_commit): a short turn
 reaches the store in one write, a long one as it goes."""
 
@@ -208,6 +208,41 @@ async def test_an_answer_stored_first_by_a_still_running_attempt_is_the_calls_an
     assert not isinstance(result, BaseException), result
     slots = [i.answer.event_id if i.answer else None for i in attempts.inputs]
     assert len(slots) == 2 and slots[0] is not None and slots[0] == slots[1], "both attempts store under one id"
+    assert len(model.requests) == 1
+    assert result.final_text == "the answer of the earlier attempt"  # the one stored: the session keeps one
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [e.text for e in stored.events] == ["hello", "the answer of the earlier attempt"]
+    assert stored.events[-1] == result.events[-1]
+
+
+async def test_an_answer_stored_by_a_still_running_attempt_while_the_last_one_ran_is_the_calls_answer(
+    durable_stack: DurableStack,
+) -> None:
+    """The last allowed attempt stores nothing (below), and the turn commits its answer under the
+    call's answer id. Had the attempt before it (its heartbeat missed, yet still running) stored its
+    own answer under that id meanwhile, that commit met it and failed the turn (EventConflictError).
+    The last attempt now looks for such an answer once its model call is done, and returns it."""
+    attempts = _Attempts(fail_before=(1,))
+
+    async def answer(request: LlmRequest) -> LlmResponse:
+        call = attempts.inputs[-1]
+        slot = call.answer
+        assert slot is not None and slot.last_attempt == 2
+        earlier = answer_event(text_response("the answer of the earlier attempt"), event_id=slot.event_id,
+                               timestamp=slot.timestamp, invocation_id=slot.invocation_id, author=slot.author,
+                               branch=slot.branch)
+        stub = Session(id="s", app_name=app.name, user_id="u")
+        await durable_stack.sessions.append_events(stub, [*call.commit, earlier])
+        return text_response("the answer of the last attempt")
+
+    execution = AgentExecution(model_retry=RetryOptions(initial_interval=timedelta(milliseconds=100), maximum_attempts=2))
+    model = ScriptedModel(answer)
+    app = _app(model, execution=execution)
+
+    result = await _send_through(durable_stack, app, attempts, "hello")
+
+    assert not isinstance(result, BaseException), result
     assert len(model.requests) == 1
     assert result.final_text == "the answer of the earlier attempt"  # the one stored: the session keeps one
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
