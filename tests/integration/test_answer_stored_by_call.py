@@ -182,38 +182,49 @@ async def test_a_retried_model_call_returns_the_answer_its_lost_attempt_stored(d
     assert stored.events[0].content == Content.user("hello")
 
 
+EARLIER_ANSWER = "the answer of the earlier attempt"
+
+
+def _earlier_attempt_stores_its_answer_meanwhile(durable_stack: DurableStack, attempts: _Attempts, own: str) -> Any:
+    """A model script: while this attempt waits on the model, the attempt before it (its heartbeat
+    missed, yet still running) stores what the call carries and its own answer under the call's
+    answer id. Then this attempt answers ``own``."""
+
+    async def answer(request: LlmRequest) -> LlmResponse:
+        call = attempts.inputs[-1]
+        slot = call.answer
+        assert slot is not None
+        earlier = answer_event(text_response(EARLIER_ANSWER), event_id=slot.event_id, timestamp=slot.timestamp,
+                               invocation_id=slot.invocation_id, author=slot.author, branch=slot.branch)
+        stub = Session(id=call.key.session_id, app_name=call.key.app_name, user_id=call.key.user_id)
+        await durable_stack.sessions.append_events(stub, [*call.commit, earlier])
+        return text_response(own)
+
+    return answer
+
+
+async def _the_earlier_answer_is_the_turns(durable_stack: DurableStack, app: App, result: Any) -> None:
+    assert not isinstance(result, BaseException), result
+    assert result.final_text == EARLIER_ANSWER  # the one stored: the session keeps one
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert [e.text for e in stored.events] == ["hello", EARLIER_ANSWER]
+    assert stored.events[-1] == result.events[-1]
+
+
 async def test_an_answer_stored_first_by_a_still_running_attempt_is_the_calls_answer(
     durable_stack: DurableStack,
 ) -> None:
     attempts = _Attempts(fail_before=(1,))
-
-    async def answer(request: LlmRequest) -> LlmResponse:
-        # While this attempt waits on the model, the attempt before it (its heartbeat missed, yet
-        # still running) stores what the call carries and its own answer under the same event id.
-        call = attempts.inputs[-1]
-        slot = call.answer
-        assert slot is not None
-        earlier = answer_event(text_response("the answer of the earlier attempt"), event_id=slot.event_id,
-                               timestamp=slot.timestamp, invocation_id=slot.invocation_id, author=slot.author,
-                               branch=slot.branch)
-        stub = Session(id="s", app_name=app.name, user_id="u")
-        await durable_stack.sessions.append_events(stub, [*call.commit, earlier])
-        return text_response("the answer of this attempt")
-
-    model = ScriptedModel(answer)
+    model = ScriptedModel(_earlier_attempt_stores_its_answer_meanwhile(durable_stack, attempts, "the answer of this attempt"))
     app = _app(model)
 
     result = await _send_through(durable_stack, app, attempts, "hello")
 
-    assert not isinstance(result, BaseException), result
     slots = [i.answer.event_id if i.answer else None for i in attempts.inputs]
     assert len(slots) == 2 and slots[0] is not None and slots[0] == slots[1], "both attempts store under one id"
     assert len(model.requests) == 1
-    assert result.final_text == "the answer of the earlier attempt"  # the one stored: the session keeps one
-    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
-    assert stored is not None
-    assert [e.text for e in stored.events] == ["hello", "the answer of the earlier attempt"]
-    assert stored.events[-1] == result.events[-1]
+    await _the_earlier_answer_is_the_turns(durable_stack, app, result)
 
 
 async def test_an_answer_stored_by_a_still_running_attempt_while_the_last_one_ran_is_the_calls_answer(
@@ -224,31 +235,16 @@ async def test_an_answer_stored_by_a_still_running_attempt_while_the_last_one_ra
     own answer under that id meanwhile, that commit met it and failed the turn (EventConflictError).
     The last attempt now looks for such an answer once its model call is done, and returns it."""
     attempts = _Attempts(fail_before=(1,))
-
-    async def answer(request: LlmRequest) -> LlmResponse:
-        call = attempts.inputs[-1]
-        slot = call.answer
-        assert slot is not None and slot.last_attempt == 2
-        earlier = answer_event(text_response("the answer of the earlier attempt"), event_id=slot.event_id,
-                               timestamp=slot.timestamp, invocation_id=slot.invocation_id, author=slot.author,
-                               branch=slot.branch)
-        stub = Session(id="s", app_name=app.name, user_id="u")
-        await durable_stack.sessions.append_events(stub, [*call.commit, earlier])
-        return text_response("the answer of the last attempt")
-
     execution = AgentExecution(model_retry=RetryOptions(initial_interval=timedelta(milliseconds=100), maximum_attempts=2))
-    model = ScriptedModel(answer)
+    model = ScriptedModel(_earlier_attempt_stores_its_answer_meanwhile(durable_stack, attempts, "the last attempt's answer"))
     app = _app(model, execution=execution)
 
     result = await _send_through(durable_stack, app, attempts, "hello")
 
-    assert not isinstance(result, BaseException), result
+    last = attempts.inputs[-1].answer
+    assert last is not None and last.last_attempt == 2 == len(attempts.inputs)
     assert len(model.requests) == 1
-    assert result.final_text == "the answer of the earlier attempt"  # the one stored: the session keeps one
-    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
-    assert stored is not None
-    assert [e.text for e in stored.events] == ["hello", "the answer of the earlier attempt"]
-    assert stored.events[-1] == result.events[-1]
+    await _the_earlier_answer_is_the_turns(durable_stack, app, result)
 
 
 async def test_the_last_allowed_attempt_leaves_its_answer_to_the_turn(durable_stack: DurableStack) -> None:
