@@ -268,25 +268,28 @@ class AdkActivities:
         if slot is None or 0 < slot.last_attempt <= attempt:
             # The last attempt leaves its answer to the workflow's commit (AnswerSlot.last_attempt).
             result = _fits(await self._with_commits(input, lambda: self._generate(input, defer), defer=defer), what)
-            if slot is not None and attempt > 1:
-                # An earlier attempt, still running when this one began (its heartbeat missed), may
-                # have stored its answer since: the turn's commit of this one would meet it.
-                earlier = await self._answer_stored_earlier(input.key, slot)
-                if earlier is not None:
-                    return earlier
-            return result
-        try:
-            # Checked before the answer is stored: one too large to return fails the call with nothing stored.
-            return await self._with_commits(input, lambda: self._generate(input, defer), defer=defer,
-                                            then=lambda result: _store_answer(slot, _fits(result, what)))
-        except EventConflictError as conflict:
-            # Another attempt of this call, still running when this one started (its heartbeat
-            # missed), stored its answer first: that one is the call's answer, the session keeps
-            # one. Everything this call carried was stored with it or before it.
-            earlier = await self._answer_stored_earlier(input.key, slot) if conflict.event_id == slot.event_id else None
-            if earlier is None:
-                raise
-            return earlier
+        else:
+            try:
+                # Checked before the answer is stored: one too large to return fails the call with nothing stored.
+                result = await self._with_commits(input, lambda: self._generate(input, defer), defer=defer,
+                                                  then=lambda result: _store_answer(slot, _fits(result, what)))
+            except EventConflictError as conflict:
+                # Another attempt of this call, still running when this one started (its heartbeat
+                # missed), stored its answer first: that one is the call's answer, the session keeps
+                # one. Everything this call carried was stored with it or before it.
+                earlier = await self._answer_stored_earlier(input.key, slot) if conflict.event_id == slot.event_id else None
+                if earlier is None:
+                    raise
+                return earlier
+        if slot is not None and attempt > 1 and not result.answer_stored:
+            # This attempt stored no answer (the last one never does; a model that called a tool
+            # this time has none), but an earlier attempt, still running when this one began (its
+            # heartbeat missed), may have stored its own since. The turn would go on without it and
+            # fail when storing its own event under that id: that answer is the call's.
+            earlier = await self._answer_stored_earlier(input.key, slot)
+            if earlier is not None:
+                return earlier
+        return result
 
     def _defers(self, input: c.ModelCallInput) -> bool:
         """Whether the call leaves its events unstored unless it stores its answer (ModelCallInput.

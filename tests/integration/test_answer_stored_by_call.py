@@ -1,8 +1,8 @@
 """A model call stores the agent's answer itself (ModelCallInput.answer, workflows/runtime.py): the
 turn ends without a commit of its own (no local activity in its last workflow task), the store holds
 exactly what the turn returned, a retried call hands back the answer its lost attempt stored instead
-of asking the model again (or that a still-running attempt stored first, even while the last allowed
-attempt ran), the last allowed attempt leaves its answer to the turn's commit, and an agent whose callbacks can change the answer commits it
+of asking the model again (or that a still-running attempt stored first, even while a later attempt ran
+that stores none of its own), the last allowed attempt leaves its answer to the turn's commit, and an agent whose callbacks can change the answer commits it
 as before. The calls before it leave their events unstored (ModelCallInput.defer_commit): a short turn
 reaches the store in one write, a long one as it goes."""
 
@@ -185,10 +185,12 @@ async def test_a_retried_model_call_returns_the_answer_its_lost_attempt_stored(d
 EARLIER_ANSWER = "the answer of the earlier attempt"
 
 
-def _earlier_attempt_stores_its_answer_meanwhile(durable_stack: DurableStack, attempts: _Attempts, own: str) -> Any:
+def _earlier_attempt_stores_its_answer_meanwhile(
+    durable_stack: DurableStack, attempts: _Attempts, own: str | LlmResponse,
+) -> Any:
     """A model script: while this attempt waits on the model, the attempt before it (its heartbeat
     missed, yet still running) stores what the call carries and its own answer under the call's
-    answer id. Then this attempt answers ``own``."""
+    answer id. Then this attempt answers ``own`` (text, or a response of its own)."""
 
     async def answer(request: LlmRequest) -> LlmResponse:
         call = attempts.inputs[-1]
@@ -198,7 +200,7 @@ def _earlier_attempt_stores_its_answer_meanwhile(durable_stack: DurableStack, at
                                invocation_id=slot.invocation_id, author=slot.author, branch=slot.branch)
         stub = Session(id=call.key.session_id, app_name=call.key.app_name, user_id=call.key.user_id)
         await durable_stack.sessions.append_events(stub, [*call.commit, earlier])
-        return text_response(own)
+        return text_response(own) if isinstance(own, str) else own
 
     return answer
 
@@ -244,6 +246,25 @@ async def test_an_answer_stored_by_a_still_running_attempt_while_the_last_one_ra
     last = attempts.inputs[-1].answer
     assert last is not None and last.last_attempt == 2 == len(attempts.inputs)
     assert len(model.requests) == 1
+    await _the_earlier_answer_is_the_turns(durable_stack, app, result)
+
+
+async def test_an_answer_stored_by_a_still_running_attempt_wins_over_a_later_attempts_function_calls(
+    durable_stack: DurableStack,
+) -> None:
+    """A retried call whose model asks for a tool this time stores nothing of its own. The attempt
+    before it, still running, stored its answer under the call's answer id meanwhile: the turn used
+    to go on with the function calls, its event under that same id, and fail when storing it
+    (EventConflictError), the answer nobody saw left in the store. The attempt now looks for such an
+    answer once its model call is done, and returns it: the turn ends with it."""
+    attempts = _Attempts(fail_before=(1,))
+    model = ScriptedModel(_earlier_attempt_stores_its_answer_meanwhile(
+        durable_stack, attempts, function_call_response("add", {"a": 1, "b": 2})))
+    app = _app(model)
+
+    result = await _send_through(durable_stack, app, attempts, "hello")
+
+    assert len(attempts.inputs) == 2 and len(model.requests) == 1
     await _the_earlier_answer_is_the_turns(durable_stack, app, result)
 
 
