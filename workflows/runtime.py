@@ -262,6 +262,7 @@ class TemporalRuntime:
             summary=model_call_summary(ctx.agent.name, model.name, request, ctx.user_content),
         )
         local = self.model_calls_local and execution.model_task_queue is None
+        fenced = None if local else answer  # what a cancellation of this call fences (_fence_answer)
         try:
             if local:
                 result = await workflow.execute_local_activity(c.GENERATE_CONTENT, call, **options)
@@ -271,12 +272,12 @@ class TemporalRuntime:
                     task_queue=execution.model_task_queue, **options,
                 )
         except asyncio.CancelledError:
-            self._fence_answer(None if local else answer)
+            self._fence_answer(fenced)
             raise
         except ACTIVITY_FAILURES as e:  # a local activity's failure comes bare (services.ACTIVITY_FAILURES)
-            if cancelled_call(e):
-                self._fence_answer(None if local else answer)
-            raise_if_cancelled(e)
+            if cancelled_call(e):  # raise_if_cancelled, with the answer fenced first
+                self._fence_answer(fenced)
+                stop_if_cancelled()
             self.sessions.check_lost_task(e)  # its ride-along commit met a lost task's events
             raise _model_error(e) from None
         self.sessions.acknowledge(commits[: result.stored_commits])

@@ -91,7 +91,8 @@ STORED_RESULT_LOOK_BACK = 1000
 IDLE_CLOCK_PATCH = "idle-clock-one-timer"
 """Runs started before IdleClock's single timer replay with a timer per wait (workflow.patched)."""
 HANDLERS_GRACE = timedelta(seconds=10)
-"""How long a cancelled conversation waits for its update handlers to answer their senders."""
+"""How long a cancelled conversation waits for its update handlers to answer their senders, and for
+a long turn's child, cancelled with it, to store what it made (_cancellable_long_turn)."""
 
 
 class IdleClock:
