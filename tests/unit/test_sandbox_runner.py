@@ -66,3 +66,63 @@ async def test_code_run_in_the_sandbox_is_compiled_once() -> None:
     assert instance.globals_and_locals.pop("__temporal_probe") == 2
     info = sandbox._compiled.cache_info()
     assert info.hits >= 1 and info.misses >= 1
+
+
+def _sandbox_globals(importer) -> tuple:
+    """What entering the sandbox swaps, as seen from this thread: the globals and what they stand for here."""
+    import builtins
+    import sys
+
+    from temporalio.worker.workflow_sandbox._importer import Importer
+
+    swapped = (sys.modules, builtins.__import__, builtins.isinstance, builtins.issubclass, builtins.open)
+    here = tuple(getattr(g, "current", g) for g in swapped)
+    return swapped, here, Importer.current_importer()
+
+
+async def test_entering_the_sandbox_in_one_step_swaps_what_temporalios_importer_swaps() -> None:
+    instance = _instance(sandbox_runner())
+    entry = instance._adk_entry
+    assert entry is not None, "one-step sandbox entry not installed: temporalio internals changed"
+    importer = instance.importer
+    outside = _sandbox_globals(importer)
+    with importer.applied():
+        theirs = _sandbox_globals(importer)
+    with entry.applied():
+        ours = _sandbox_globals(importer)
+    assert ours == theirs and ours != outside
+    assert ours[1][0] is importer.new_modules and ours[2] is importer
+    assert _sandbox_globals(importer) == outside  # all put back
+
+
+async def test_a_thread_leaving_the_sandbox_leaves_it_in_place_for_one_still_inside() -> None:
+    import builtins
+    import threading
+
+    instance = _instance(sandbox_runner())
+    importer, entry = instance.importer, instance._adk_entry
+    plain_isinstance = builtins.isinstance
+    inside, leave = threading.Event(), threading.Event()
+    seen: list[object] = []
+
+    def other_thread() -> None:  # temporalio's own path, as another workflow's activation takes it
+        with importer.applied():
+            inside.set()
+            leave.wait(5)
+            seen.append(builtins.isinstance)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    assert inside.wait(5)
+    with entry.applied():
+        pass
+    leave.set()
+    thread.join(5)
+    assert seen and seen[0] is not plain_isinstance  # still swapped for the thread inside
+    assert builtins.isinstance is plain_isinstance  # and put back once both left
+
+
+async def test_an_activation_enters_the_sandbox_in_one_step() -> None:
+    instance = _instance(sandbox_runner())
+    instance._run_code("__temporal_probe = __temporal_importer\n", __temporal_importer=instance.importer)
+    assert instance.globals_and_locals.pop("__temporal_probe") is instance._adk_entry
