@@ -38,7 +38,9 @@ def w1_script(request: LlmRequest) -> LlmResponse:
 def build_agent() -> LlmAgent:
     return LlmAgent(
         name="assistant",
-        model=ScriptedModel(w1_script, name="w1-scripted"),
+        # The harness's own costs left out: w1_script builds each response anew, and nothing reads
+        # the requests back.
+        model=ScriptedModel(w1_script, name="w1-scripted", record_requests=False, fresh_responses=True),
         instruction="You are a helpful assistant. Use the tools add and lookup when asked.",
         tools=[add, lookup],
     )

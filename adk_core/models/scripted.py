@@ -62,6 +62,11 @@ class ScriptedModel:
             returning the answer. Prefer a function for durable runs: a list keeps its position in
             process memory, so a retried or relocated model activity would take the next item.
         name: the model name reported in requests and telemetry.
+        record_requests: keep each request in ``requests`` (the default). A benchmark's model leaves
+            it off: recording holds every request's contents, which the garbage collector then scans.
+        fresh_responses: the script builds a new response object on every call (as ``w1_script``
+            does), so each is handed out as it is. By default each is deep-copied, because a script
+            may hand out the same object twice and the flow fills in what it receives.
 
     Every request is recorded in ``requests`` for assertions: the newest ``MAX_RECORDED`` of them,
     so a worker serving a scripted app for days (``adkt dev`` on an example) does not grow forever.
@@ -69,9 +74,18 @@ class ScriptedModel:
 
     MAX_RECORDED = 10_000
 
-    def __init__(self, script: Sequence[ScriptItem] | ScriptFunction, *, name: str = "scripted") -> None:
+    def __init__(
+        self,
+        script: Sequence[ScriptItem] | ScriptFunction,
+        *,
+        name: str = "scripted",
+        record_requests: bool = True,
+        fresh_responses: bool = False,
+    ) -> None:
         self._name = name
         self._script = script
+        self._record = record_requests
+        self._copy = not fresh_responses
         self._position = 0
         self.requests: list[LlmRequest] = []
 
@@ -80,13 +94,14 @@ class ScriptedModel:
         return self._name
 
     async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
-        self.requests.append(request)
-        if len(self.requests) > self.MAX_RECORDED:
-            del self.requests[: len(self.requests) - self.MAX_RECORDED]
+        if self._record:
+            self.requests.append(request)
+            if len(self.requests) > self.MAX_RECORDED:
+                del self.requests[: len(self.requests) - self.MAX_RECORDED]
         for response in _as_responses(await self._next(request)):
             # A fresh deep copy: a script may hand out the same response object twice. (Not rebuilt
             # from model_dump(exclude_unset=True): that drops lists a script filled in place.)
-            yield response.model_copy(deep=True)
+            yield response.model_copy(deep=True) if self._copy else response
 
     async def _next(self, request: LlmRequest) -> ScriptItem:
         if callable(self._script):

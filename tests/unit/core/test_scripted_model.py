@@ -46,3 +46,19 @@ async def test_each_response_is_a_whole_fresh_copy_of_what_the_script_handed_out
     second = [r async for r in model.generate_content(LlmRequest(contents=[Content.user("b")]))][0]
     assert second.content is not None and [p.text for p in second.content.parts] == ["hello"]
     assert [p.text for p in shared.content.parts] == ["hello"]
+
+
+async def test_a_benchmark_model_records_nothing_and_hands_out_what_its_script_built() -> None:
+    from adk_core.models import text_response
+
+    built = []
+
+    def script(request: LlmRequest):
+        built.append(text_response("ok"))
+        return built[-1]
+
+    model = ScriptedModel(script, record_requests=False, fresh_responses=True)
+    for i in range(3):
+        responses = [r async for r in model.generate_content(LlmRequest(contents=[Content.user(f"q{i}")]))]
+        assert responses == [built[-1]] and responses[0] is built[-1]
+    assert model.requests == []
