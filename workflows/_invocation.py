@@ -235,6 +235,8 @@ tool calls returns its newest events and how many it left out (all of them are s
 def bounded_tail(events: list[Event], budget: int = RESULT_EVENT_BYTES) -> tuple[list[Event], int]:
     """The newest ``events`` that fit ``budget`` bytes of JSON, and how many older ones are left out.
     The newest event is always kept (the final answer; a large one travels out of band)."""
+    if len(to_json(events, exclude_none=True)) <= budget:  # nearly every turn: one encode, not one an event
+        return events, 0
     total = 0
     for index in range(len(events) - 1, -1, -1):
         total += len(to_json(events[index], exclude_none=True))
