@@ -126,3 +126,22 @@ async def test_an_activation_enters_the_sandbox_in_one_step() -> None:
     instance = _instance(sandbox_runner())
     instance._run_code("__temporal_probe = __temporal_importer\n", __temporal_importer=instance.importer)
     assert instance.globals_and_locals.pop("__temporal_probe") is instance._adk_entry
+
+
+async def test_code_entered_in_one_step_is_still_restricted() -> None:
+    instance = _instance(sandbox_runner())
+    probe = (
+        "with __temporal_importer.applied():\n"
+        "  __temporal_probe = []\n"
+        "  for attempt in (lambda: open('/dev/null'), lambda: __import__('datetime').datetime.now()):\n"
+        "    try:\n"
+        "      attempt()\n"
+        "    except BaseException as e:\n"
+        "      __temporal_probe.append(type(e).__name__)\n"
+    )
+    instance.importer.restriction_context.is_runtime = True  # as an activation sets it
+    try:
+        instance._run_code(probe, __temporal_importer=instance.importer)
+    finally:
+        instance.importer.restriction_context.is_runtime = False
+    assert instance.globals_and_locals.pop("__temporal_probe") == ["RestrictedWorkflowAccessError"] * 2
