@@ -182,3 +182,19 @@ def test_a_turn_stream_gets_the_commits_events_that_are_the_turns_latest() -> No
     assert stream.committed([user]) is None
     assert stream.committed([turn[1]]) is None, "not the turn's latest: its index is not known this way"
     assert stream.committed([]) is None
+
+
+def test_every_payload_converter_shares_one_table_and_needs_no_serialization_context() -> None:
+    from temporalio.converter import DefaultPayloadConverter, WorkflowSerializationContext
+
+    from adk_temporal.workflows.converter import AdkPayloadConverter
+
+    default = DefaultPayloadConverter()
+    first, second = AdkPayloadConverter(), AdkPayloadConverter()
+    assert first.converters is second.converters and list(first.converters) == list(default.converters)
+    context = WorkflowSerializationContext(namespace="n", workflow_id="w")
+    assert first.with_context(context) is first  # no component takes a context: nothing to rebuild
+    for value in (None, b"raw", {"a": 1}):
+        [payload] = first.to_payloads([value])
+        assert payload.metadata["encoding"] == default.to_payloads([value])[0].metadata["encoding"]
+        assert first.from_payloads([payload]) == [value]
