@@ -33,10 +33,15 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import temporalio
 import temporalio.workflow
 from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 from temporalio.worker.workflow_sandbox import _importer as sandbox_importer
+
+ONE_STEP_ENTRY_VERIFIED = ("1.35.",)
+"""temporalio versions whose ``Importer.applied`` (workflow_sandbox/_importer.py) ``_SandboxEntry``
+was checked against: the same swaps, in the same order. Add a version after reading it again."""
 
 PASSTHROUGH = (
     "adk_core",
@@ -132,17 +137,20 @@ class _SandboxEntry:
 
     @classmethod
     def for_importer(cls, importer: Any) -> _SandboxEntry | None:
-        """None (temporalio's own path stays) when this temporalio lacks an internal the swaps need."""
-        sys_modules = getattr(sandbox_importer, "_thread_local_sys_modules", None)
-        import_override = getattr(sandbox_importer, "_thread_local_import", None)
-        restricted = getattr(importer, "restricted_builtins", None)
-        if sys_modules is None or import_override is None or restricted is None:
+        """None (temporalio's own path stays) unless this is a temporalio whose ``Importer.applied`` was
+        read against this one (``ONE_STEP_ENTRY_VERIFIED``) and has every internal the swaps need. A
+        newer temporalio may swap more globals or in another order; until someone reads it again and
+        adds its version, its workers enter the sandbox its own way, only slower."""
+        if not temporalio.__version__.startswith(ONE_STEP_ENTRY_VERIFIED):
             return None
-        overrides = (
-            (sys_modules, sys, "modules", importer.new_modules),
-            (import_override, builtins, "__import__", importer.import_func),
-            *((override, builtins, name, restrict) for name, override, restrict in restricted),
-        )
+        try:
+            overrides = (
+                (sandbox_importer._thread_local_sys_modules, sys, "modules", importer.new_modules),
+                (sandbox_importer._thread_local_import, builtins, "__import__", importer.import_func),
+                *((override, builtins, name, restrict) for name, override, restrict in importer.restricted_builtins),
+            )
+        except (AttributeError, TypeError, ValueError):
+            return None
         needed = ("thread_local", "applied_counter", "applied_counter_lock", "orig")
         if not hasattr(sandbox_importer.Importer, "_thread_local_current") or not all(
             hasattr(override, attr) for override, *_ in overrides for attr in needed
@@ -180,9 +188,18 @@ class _Applied:
             raise
 
     def __exit__(self, *exc_info: object) -> None:
-        overrides = self._entry._overrides
-        for index in range(len(self._previous) - 1, -1, -1):
-            override, owner, attr, _ = overrides[index]
+        self._leave(len(self._previous) - 1)
+
+    def _leave(self, index: int) -> None:
+        """Undo swap ``index``, then the ones before it, each in a ``finally``: an exception raised
+        into this thread meanwhile (temporalio's deadlock interruption does that) leaves at most the
+        swap it hit undone, as temporalio's nested context managers do."""
+        if index < 0:
+            self._previous.clear()
+            sandbox_importer.Importer._thread_local_current.importer = self._outer_importer
+            return
+        try:
+            override, owner, attr, _ = self._entry._overrides[index]
             previous = self._previous[index]
             local = override.thread_local.__dict__
             if previous is None:
@@ -193,5 +210,5 @@ class _Applied:
                 override.applied_counter -= 1
                 if override.applied_counter == 0:
                     setattr(owner, attr, override.orig)
-        self._previous.clear()
-        sandbox_importer.Importer._thread_local_current.importer = self._outer_importer
+        finally:
+            self._leave(index - 1)

@@ -145,3 +145,60 @@ async def test_code_entered_in_one_step_is_still_restricted() -> None:
     finally:
         instance.importer.restriction_context.is_runtime = False
     assert instance.globals_and_locals.pop("__temporal_probe") == ["RestrictedWorkflowAccessError"] * 2
+
+
+async def test_an_exception_while_leaving_the_sandbox_still_undoes_every_other_swap() -> None:
+    """temporalio raises into a workflow thread it judges deadlocked; that may land while the thread
+    leaves the sandbox. What was not being undone at that moment must still be undone."""
+    import builtins
+    import sys
+
+    from temporalio.worker.workflow_sandbox._importer import Importer
+
+    instance = _instance(sandbox_runner())
+    entry = instance._adk_entry
+    override, owner, attr, _ = entry._overrides[2]  # the third swap (a restricted builtin)
+    real_lock = override.applied_counter_lock
+
+    class Interrupted(Exception):
+        pass
+
+    class LockThatRaisesOnLeave:
+        armed = False
+
+        def __enter__(self):
+            if self.armed:
+                raise Interrupted
+            return real_lock.__enter__()
+
+        def __exit__(self, *exc):
+            return real_lock.__exit__(*exc)
+
+    lock = LockThatRaisesOnLeave()
+    override.applied_counter_lock = lock
+    plain = (sys.modules, builtins.__import__, builtins.isinstance)
+    try:
+        applied = entry.applied()
+        applied.__enter__()
+        lock.armed = True
+        try:
+            applied.__exit__(None, None, None)
+        except Interrupted:
+            pass
+        assert (sys.modules, builtins.__import__, builtins.isinstance) == plain
+        assert Importer.current_importer() is None
+    finally:  # undo what the interruption left, so the rest of the session runs unsandboxed
+        override.applied_counter_lock = real_lock
+        override.applied_counter -= 1
+        if override.applied_counter == 0:
+            setattr(owner, attr, override.orig)
+
+
+async def test_a_temporalio_the_entry_was_not_checked_against_enters_its_own_way(monkeypatch) -> None:
+    import temporalio
+
+    monkeypatch.setattr(temporalio, "__version__", "1.99.0")
+    instance = _instance(sandbox_runner())
+    assert instance._adk_entry is None
+    instance._run_code("__temporal_probe = __temporal_importer\n", __temporal_importer=instance.importer)
+    assert instance.globals_and_locals.pop("__temporal_probe") is instance.importer
