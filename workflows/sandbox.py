@@ -18,9 +18,9 @@ compiled anew on each call:
 Both change where Python looks for code, not what runs: the workflow's code still executes inside the
 sandbox, under its importer and restrictions. The shortcut relies on private names of temporalio's
 sandbox (``_Instance.globals_and_locals``, ``__temporal_in_sandbox``, ``_run_code``, the importer's
-thread-local overrides); an SDK that
-renames them keeps working unchanged, only slower, and ``tests/unit/test_sandbox_runner.py`` fails so
-the change is seen.
+thread-local overrides); an SDK that renames them keeps working unchanged, only slower, and
+``tests/unit/test_sandbox_runner.py`` fails so the change is seen. The one-step entry is used only on
+the temporalio versions it was checked against (``ONE_STEP_ENTRY_VERIFIED``).
 """
 
 from __future__ import annotations

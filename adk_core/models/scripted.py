@@ -68,8 +68,9 @@ class ScriptedModel:
             does), so each is handed out as it is. By default each is deep-copied, because a script
             may hand out the same object twice and the flow fills in what it receives.
 
-    Unless ``record_requests`` is off, every request is recorded in ``requests`` for assertions: the newest ``MAX_RECORDED`` of them,
-    so a worker serving a scripted app for days (``adkt dev`` on an example) does not grow forever.
+    Unless ``record_requests`` is off, every request is recorded in ``requests`` for assertions: the
+    newest ``MAX_RECORDED`` of them, so a worker serving a scripted app for days (``adkt dev`` on an
+    example) does not grow forever.
     """
 
     MAX_RECORDED = 10_000
