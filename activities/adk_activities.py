@@ -91,6 +91,11 @@ def _fail_fast_on_adk_errors(method: Callable[[Any, Any], Awaitable[T]]) -> Call
     return call
 
 
+_NO_PLUGINS = PluginManager(())
+"""A tool's plugins run in the workflow (before/after_tool callbacks), never in this activity; one empty
+manager serves every call, read only."""
+
+
 def _fits(result: R, what: str) -> R:
     """``result`` if Temporal can carry it (large ones travel out of band, up to a limit), else a
     non-retryable error: the same call would make the same oversized value again."""
@@ -426,7 +431,7 @@ class AdkActivities:
             invocation_id=input.invocation_id,
             agent=agent,
             root_agent=app.root_agent,
-            plugin_manager=PluginManager(()),
+            plugin_manager=_NO_PLUGINS,
             artifact_service=self.artifacts,
             memory_service=self.memory,
             user_content=input.user_content,
