@@ -175,6 +175,7 @@ async def test_an_exception_while_leaving_the_sandbox_still_undoes_every_other_s
             return real_lock.__exit__(*exc)
 
     lock = LockThatRaisesOnLeave()
+    counter_before = override.applied_counter
     override.applied_counter_lock = lock
     plain = (sys.modules, builtins.__import__, builtins.isinstance)
     try:
@@ -189,9 +190,10 @@ async def test_an_exception_while_leaving_the_sandbox_still_undoes_every_other_s
         assert Importer.current_importer() is None
     finally:  # undo what the interruption left, so the rest of the session runs unsandboxed
         override.applied_counter_lock = real_lock
-        override.applied_counter -= 1
-        if override.applied_counter == 0:
-            setattr(owner, attr, override.orig)
+        if override.applied_counter > counter_before:
+            override.applied_counter = counter_before
+            if counter_before == 0:
+                setattr(owner, attr, override.orig)
 
 
 async def test_a_temporalio_the_entry_was_not_checked_against_enters_its_own_way(monkeypatch) -> None:
