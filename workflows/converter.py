@@ -20,7 +20,6 @@ from temporalio.converter import (
     DataConverter,
     DefaultPayloadConverter,
     JSONPlainPayloadConverter,
-    WithSerializationContext,
 )
 
 
@@ -33,18 +32,17 @@ class CompactPydanticJSONConverter(PydanticJSONPlainPayloadConverter):
         return payload
 
 
-_ENCODING = CompactPydanticJSONConverter().encoding.encode()
-
-
 _COMPACT = CompactPydanticJSONConverter()
+_ENCODING = _COMPACT.encoding.encode()
 _CONVERTERS = tuple(
     _COMPACT if isinstance(c, JSONPlainPayloadConverter) else c
     for c in DefaultPayloadConverter.default_encoding_payload_converters
 )
 
 
-_BY_ENCODING = {c.encoding.encode(): c for c in _CONVERTERS}  # read only, as temporalio reads it
-_TAKES_CONTEXT = any(isinstance(c, WithSerializationContext) for c in _CONVERTERS)
+_PROTOTYPE = CompositePayloadConverter(*_CONVERTERS)
+"""Built once by temporalio's own code: every AdkPayloadConverter shares its encoding table (read
+only, as temporalio reads it) and its answer to whether a component takes a serialization context."""
 
 
 class AdkPayloadConverter(CompositePayloadConverter):
@@ -55,10 +53,10 @@ class AdkPayloadConverter(CompositePayloadConverter):
     encoding table too, and answer whether a component takes a serialization context (none does)
     without asking each one again (isinstance checks, which the workflow sandbox slows)."""
 
-    _any_converter_takes_context = _TAKES_CONTEXT
+    _any_converter_takes_context = _PROTOTYPE._any_converter_takes_context
 
     def __init__(self) -> None:
-        self.converters = _BY_ENCODING
+        self.converters = _PROTOTYPE.converters
 
 
 adk_data_converter = DataConverter(payload_converter_class=AdkPayloadConverter)
