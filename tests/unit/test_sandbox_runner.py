@@ -4,6 +4,7 @@ renames the internals the shortcut relies on (the runner then still works, only 
 
 from __future__ import annotations
 
+import pytest
 import temporalio.converter
 import temporalio.workflow
 from temporalio.api.common.v1 import Payloads
@@ -182,10 +183,8 @@ async def test_an_exception_while_leaving_the_sandbox_still_undoes_every_other_s
         applied = entry.applied()
         applied.__enter__()
         lock.armed = True
-        try:
+        with pytest.raises(Interrupted):
             applied.__exit__(None, None, None)
-        except Interrupted:
-            pass
         assert (sys.modules, builtins.__import__, builtins.isinstance) == plain
         assert Importer.current_importer() is None
     finally:  # undo what the interruption left, so the rest of the session runs unsandboxed
