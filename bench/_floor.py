@@ -3,9 +3,16 @@ modules by name, which a script run as __main__ cannot offer)."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
+import uuid
 from datetime import timedelta
+from typing import Any
 
-from temporalio import workflow
+from temporalio import activity, workflow
+
+from adk_core.sessions import Session, SessionService
+from adk_core.types import Event
 
 
 @workflow.defn(name="BenchFloorSandboxedWorkflow")
@@ -17,3 +24,55 @@ class SandboxedFloorWorkflow:
         for _ in range(7):
             x = await workflow.execute_activity("bench.noop", x, result_type=int, start_to_close_timeout=timedelta(seconds=30))
         return x
+
+
+# --- W1's bytes on the floor (bench_w1_threads.py) ------------------------------------------
+# The floor's 7 sequential activities carrying what a W1 turn's 7 activities carry: each call's
+# recorded input and result, as plain JSON values (no models decoded, no engine). Against the floor
+# this is what W1's bytes cost Temporal; with ``store``, the last call also appends the 8 events a W1
+# turn stores, in one write, as W1's last model call does: what that write adds.
+
+W1_CALLS: list[tuple[Any, Any]] = []
+"""A recorded W1 turn: (input, result) of each of its activities, in order (set by the bench)."""
+
+W1_EVENTS: list[Event] = []
+"""The events a recorded W1 turn stored (set by the bench); stored again with new ids."""
+
+
+@dataclasses.dataclass
+class BytesFloorStore:
+    """Where the bytes floor's last call writes: a session of its own."""
+
+    sessions: SessionService
+    session: Session | None = None
+
+
+STORE = BytesFloorStore(sessions=None)  # type: ignore[arg-type]  # set by the bench before any call
+
+
+@activity.defn(name="bench.echo")
+async def echo(index: int, payload: Any) -> Any:
+    return W1_CALLS[index][1]
+
+
+@activity.defn(name="bench.echo_store")
+async def echo_store(index: int, payload: Any) -> Any:
+    assert STORE.session is not None
+    now = time.time()
+    events = [e.model_copy(update={"id": str(uuid.uuid4()), "timestamp": now}) for e in W1_EVENTS]
+    await STORE.sessions.append_events(STORE.session, events)
+    STORE.session.events.clear()  # only the write is measured, not a copy that grows
+    return W1_CALLS[index][1]
+
+
+@workflow.defn(name="BenchW1BytesFloorWorkflow", sandboxed=False)
+class W1BytesFloorWorkflow:
+    @workflow.run
+    async def run(self, store: bool) -> int:
+        last = len(W1_CALLS) - 1
+        for i, (payload, _) in enumerate(W1_CALLS):
+            await workflow.execute_activity(
+                "bench.echo_store" if store and i == last else "bench.echo", args=[i, payload],
+                start_to_close_timeout=timedelta(seconds=30),
+            )
+        return len(W1_CALLS)

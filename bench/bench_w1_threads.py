@@ -3,13 +3,17 @@ conversation's workflow sandboxed and not.
 
     python bench/bench_w1_threads.py [--turns 120]
 
-Four kinds run in rounds on one worker process (the same stack bench_durable.py uses): W1 through
-SessionWorkflow sandboxed (as `adkt worker` runs it) and unsandboxed, the 7-no-op-activity floor
-unsandboxed and sandboxed. For each: wall-clock latency and process CPU per turn, as ratios to the
-unsandboxed floor; then, for W1 (sandboxed) and the floor, the CPU each thread used per turn, read from
-/proc (the event loop's thread, the workflow-activation threads, Temporal core's threads), and the
-time the garbage collector ran per turn. Writes bench/results/w1-threads.json. Absolute numbers move
-with the machine's load; compare within one run.
+Six kinds run on one worker process (the same stack bench_durable.py uses), one turn of each per
+round: W1 through SessionWorkflow sandboxed (as `adkt worker` runs it) and unsandboxed; the
+7-no-op-activity floor unsandboxed and sandboxed; and two floors that take W1 apart (bench/_floor.py):
+the floor's 7 activities carrying a recorded W1 turn's inputs and results as plain JSON (what W1's
+bytes cost Temporal), and the same whose last call also stores the 8 events a W1 turn stores, in one
+write (what that write adds). What W1 costs beyond the second is the engine, its models and the
+client's update. For each kind: wall-clock latency and process CPU per turn, as ratios to the
+unsandboxed floor; the CPU each thread used per turn, read from /proc (the event loop's thread, the
+workflow-activation threads, Temporal core's threads); and the time the garbage collector ran per
+turn. Writes bench/results/w1-threads.json. Absolute numbers move with the machine's load; compare
+within one run.
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _floor import SandboxedFloorWorkflow  # noqa: E402
+import _floor  # noqa: E402
+from _floor import SandboxedFloorWorkflow, W1BytesFloorWorkflow  # noqa: E402
 from _stack import bench_stack  # noqa: E402
 from bench_durable import (  # noqa: E402
     RESULTS,
@@ -41,6 +47,7 @@ from bench_durable import (  # noqa: E402
     unsandboxed_worker,
 )
 
+from adk_core.sessions import GetSessionConfig  # noqa: E402
 from adk_temporal.worker import build_worker  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
 from examples import w1  # noqa: E402
@@ -80,8 +87,9 @@ async def run(turns: int) -> dict:
     async with bench_stack() as stack:
         client = await connect(stack.temporal.address)
         sandboxed, unsandboxed = AdkClient(client, task_queue=TASK_QUEUE), AdkClient(client, task_queue=UNSANDBOXED_QUEUE)
-        worker = build_worker(client, [w1.app], task_queue=TASK_QUEUE, workflows=[FloorWorkflow, SandboxedFloorWorkflow],
-                              activities=[noop], **stack.services, **WORKER_OPTIONS)
+        worker = build_worker(client, [w1.app], task_queue=TASK_QUEUE,
+                              workflows=[FloorWorkflow, SandboxedFloorWorkflow, W1BytesFloorWorkflow],
+                              activities=[noop, _floor.echo, _floor.echo_store], **stack.services, **WORKER_OPTIONS)
         plain = unsandboxed_worker(client, stack.services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
         async with worker, plain:
             conversation, count = uuid.uuid4().hex[:8], 0
@@ -94,29 +102,43 @@ async def run(turns: int) -> dict:
             async def turn(adk: AdkClient, session: str) -> None:
                 w1.check_turn((await adk.send(w1.app.name, "u", session, w1.USER_MESSAGE)).events)
 
+            async def bytes_floor(store: bool) -> None:
+                nonlocal count
+                count += 1
+                await client.execute_workflow(W1BytesFloorWorkflow.run, store, id=f"bytes-{conversation}-{count}",
+                                              task_queue=TASK_QUEUE)
+
+            await turn(sandboxed, f"s-{conversation}")
+            await turn(sandboxed, f"s-{conversation}")
+            await record_w1_turn(client, stack.services["session_service"], f"s-{conversation}")
+
             kinds: dict[str, Callable[[], Awaitable[None]]] = {
                 "w1_sandboxed": lambda: turn(sandboxed, f"s-{conversation}"),
                 "w1_unsandboxed": lambda: turn(unsandboxed, f"u-{conversation}"),
                 "floor": lambda: floor(FloorWorkflow),
                 "floor_sandboxed": lambda: floor(SandboxedFloorWorkflow),
+                "floor_w1_bytes": lambda: bytes_floor(False),
+                "floor_w1_bytes_store": lambda: bytes_floor(True),
             }
             for one in kinds.values():  # warm-up
                 for _ in range(5):
                     await one()
             wall, cpu, gc_s = collections.Counter(), collections.Counter(), collections.Counter()
             threads: dict[str, collections.Counter] = {k: collections.Counter() for k in kinds}
-            rounds = 4
-            for _ in range(rounds):
-                for kind, one in kinds.items():
+            # One turn of each kind per round, the order rotating: the machine's load, which moves
+            # over seconds, falls on every kind alike (blocks of 30 turns a kind read 0.99x-1.10x
+            # for the same code minutes apart).
+            order = list(kinds)
+            for round_ in range(turns):
+                for kind in order[round_ % len(order):] + order[:round_ % len(order)]:
                     before, t, c, g = thread_cpu_ms(), time.perf_counter(), time.process_time(), gc_clock.seconds
-                    for _ in range(turns // rounds):
-                        await one()
+                    await kinds[kind]()
                     wall[kind] += time.perf_counter() - t
                     cpu[kind] += time.process_time() - c
                     gc_s[kind] += gc_clock.seconds - g
                     for name, ms in thread_cpu_ms().items():
                         threads[kind][name] += ms - before.get(name, 0.0)
-    n = (turns // rounds) * rounds
+    n = turns
     return {
         "turns": n,
         "kinds": {
@@ -133,9 +155,35 @@ async def run(turns: int) -> dict:
     }
 
 
+async def record_w1_turn(client: Any, sessions: Any, session_id: str) -> None:
+    """What the bytes floor carries and stores (bench/_floor.py): the last W1 turn's activity inputs
+    and results, read from its workflow's history, and the events it stored, read from the store."""
+    from temporalio.api.enums.v1 import EventType
+
+    from adk_temporal.workflows.contracts import session_workflow_id
+
+    history = await client.get_workflow_handle(session_workflow_id(w1.app.name, "u", session_id)).fetch_history()
+    accepted = [i for i, e in enumerate(history.events)
+                if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED][-1]
+    inputs, results = [], []
+    for e in history.events[accepted:]:
+        if e.HasField("activity_task_scheduled_event_attributes"):
+            inputs.append(json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data))
+        elif e.HasField("activity_task_completed_event_attributes"):
+            results.append(json.loads(e.activity_task_completed_event_attributes.result.payloads[0].data))
+    assert len(inputs) == len(results) == 7, (len(inputs), len(results))
+    _floor.W1_CALLS[:] = list(zip(inputs, results, strict=True))
+    session = await sessions.get_session(app_name=w1.app.name, user_id="u", session_id=session_id,
+                                         config=GetSessionConfig(num_recent_events=8))
+    _floor.W1_EVENTS[:] = session.events
+    _floor.STORE.sessions = sessions
+    _floor.STORE.session = await sessions.create_session(app_name=w1.app.name, user_id="u",
+                                                         session_id=f"bytes-{uuid.uuid4().hex[:8]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=120, help="turns per kind, in 4 rounds")
+    parser.add_argument("--turns", type=int, default=120, help="turns per kind, one of each kind per round")
     parser.add_argument("--out", type=Path, default=RESULTS / "w1-threads.json")
     args = parser.parse_args()
     results = asyncio.run(run(args.turns))
