@@ -14,12 +14,13 @@ Measures (see bench/README.md, "Durable W1"):
   2. history bytes per model call: a 50-turn conversation through AgentRunWorkflow (one workflow per
      turn, same session): adk.generate_content input bytes at turn 1 vs turn 50; and through
      SessionWorkflow: history growth per turn.
-  3. 50 concurrent conversations for --seconds: turns/s vs floor workflows/s at concurrency 50.
+  3. 50 concurrent conversations: turns/s vs floor workflows/s at concurrency 50, in phases W1, floor,
+     floor, W1 of --seconds/2 each (drift in the machine's load falls on both alike).
   4. the same turn through temporalio's google-adk integration (temporalio.google_adk, google-adk 2.x),
      in a subprocess against the same dev server (it needs a newer google-adk than this venv's; see
      --peer-path).
 
-Run:  cd /work/main && /work/venv/bin/python bench/bench_durable.py [--stock] [--turns 30] [--seconds 10]
+Run:  cd /work/main && /work/venv/bin/python bench/bench_durable.py [--stock] [--turns 60] [--seconds 20]
       [--profile [--profile-kind session|agent_run]]   cProfile of the worker over extra turns
       [--quick]     the sequential turns only (for iterating on a speedup)
 """
@@ -406,7 +407,7 @@ async def histories(client: Client, adk: AdkClient, results: dict, console: Cons
 
 
 async def concurrent_load(args: argparse.Namespace, client: Client, adk: AdkClient, results: dict, console: Console) -> None:
-    async def for_seconds(turn: Callable[[int], Awaitable[None]]) -> dict[str, float]:
+    async def for_seconds(turn: Callable[[int], Awaitable[None]], seconds: float, warm: bool) -> dict[str, Any]:
         done = [0] * CONCURRENCY
         latencies: list[float] = []
         deadline = 0.0
@@ -418,19 +419,24 @@ async def concurrent_load(args: argparse.Namespace, client: Client, adk: AdkClie
                 latencies.append((time.perf_counter() - t) * 1000)
                 done[i] += 1
 
-        await asyncio.gather(*(turn(i) for i in range(CONCURRENCY)))  # warm: start every conversation once
+        if warm:
+            await asyncio.gather(*(turn(i) for i in range(CONCURRENCY)))  # start every conversation once
         c0, t0 = time.process_time(), time.perf_counter()
-        deadline = t0 + args.seconds
+        deadline = t0 + seconds
         await asyncio.gather(*(loop(i) for i in range(CONCURRENCY)))
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        n = sum(done)
+        return {"completed": sum(done), "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                "latencies": latencies}
+
+    def summed(phases: list[dict[str, Any]]) -> dict[str, float]:
+        n, wall, cpu = (sum(p[k] for p in phases) for k in ("completed", "seconds", "cpu"))
         return {
             "completed": n,
             "seconds": wall,
             "per_second": n / wall,
-            "mean_latency_ms": statistics.fmean(latencies),
+            "mean_latency_ms": statistics.fmean(ms for p in phases for ms in p["latencies"]),
             "cpu_ms_per_turn": cpu * 1000 / n,
             "cpu_utilisation": cpu / wall,
+            "phases_per_second": [round(p["completed"] / p["seconds"], 2) for p in phases],
         }
 
     run_tag = uuid.uuid4().hex[:6]
@@ -442,10 +448,15 @@ async def concurrent_load(args: argparse.Namespace, client: Client, adk: AdkClie
     async def floor_turn(i: int) -> None:
         assert await floor_once(client) == 7
 
-    with console.status(f"{CONCURRENCY} concurrent conversations for {args.seconds}s"):
-        session = await for_seconds(w1_turn)
-    with console.status(f"{CONCURRENCY} concurrent floor workflows for {args.seconds}s"):
-        floor = await for_seconds(floor_turn)
+    # W1, floor, floor, W1, each for half of --seconds: a machine whose load drifts during the
+    # phases (this one is shared) weighs on both kinds alike, where one phase each after the other
+    # read 0.95-1.30 for the same code.
+    phases: dict[str, list[dict[str, Any]]] = {"session": [], "floor": []}
+    for kind in ("session", "floor", "floor", "session"):
+        turn = w1_turn if kind == "session" else floor_turn
+        with console.status(f"{CONCURRENCY} concurrent {'conversations' if kind == 'session' else 'floor workflows'}"):
+            phases[kind].append(await for_seconds(turn, args.seconds / 2, warm=not phases[kind]))
+    session, floor = summed(phases["session"]), summed(phases["floor"])
     results["concurrent"] = {
         "concurrency": CONCURRENCY,
         "session": session,
@@ -729,9 +740,10 @@ def render(results: dict, console: Console) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stock", action="store_true", help="dev server without transferProcessorMaxPollRPS")
-    parser.add_argument("--turns", type=int, default=30, help="measured sequential turns per kind")
+    parser.add_argument("--turns", type=int, default=60,
+                        help="measured sequential turns per kind (60: a 95%% interval of about +-0.05 here)")
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=10.0, help="duration of each concurrent phase")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds each kind runs concurrently, in two halves (W1, floor, floor, W1)")
     parser.add_argument("--profile", action="store_true", help="cProfile extra AgentRun turns")
     parser.add_argument("--profile-turns", type=int, default=30)
     parser.add_argument("--profile-kind", choices=["session", "agent_run"], default="session")
