@@ -28,8 +28,8 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
