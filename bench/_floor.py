@@ -1,5 +1,6 @@
-"""The floor workflow under Temporal's sandbox (its own module: the sandbox re-imports workflow
-modules by name, which a script run as __main__ cannot offer)."""
+"""Floors the benches share beside bench_durable's own: the floor workflow under Temporal's sandbox
+(its own module: the sandbox re-imports workflow modules by name, which a script run as __main__
+cannot offer), and the floor carrying W1's recorded bytes (bench_w1_threads.py)."""
 
 from __future__ import annotations
 
@@ -41,13 +42,13 @@ W1_EVENTS: list[Event] = []
 
 @dataclasses.dataclass
 class BytesFloorStore:
-    """Where the bytes floor's last call writes: a session of its own."""
+    """Where the bytes floor's last call writes: a session of its own (set by the bench)."""
 
-    sessions: SessionService
+    sessions: SessionService | None = None
     session: Session | None = None
 
 
-STORE = BytesFloorStore(sessions=None)  # type: ignore[arg-type]  # set by the bench before any call
+STORE = BytesFloorStore()
 
 
 @activity.defn(name="bench.echo")
@@ -57,7 +58,7 @@ async def echo(index: int, payload: Any) -> Any:
 
 @activity.defn(name="bench.echo_store")
 async def echo_store(index: int, payload: Any) -> Any:
-    assert STORE.session is not None
+    assert STORE.sessions is not None and STORE.session is not None, "record_w1_turn sets the store first"
     now = time.time()
     events = [e.model_copy(update={"id": str(uuid.uuid4()), "timestamp": now}) for e in W1_EVENTS]
     await STORE.sessions.append_events(STORE.session, events)
@@ -67,6 +68,9 @@ async def echo_store(index: int, payload: Any) -> Any:
 
 @workflow.defn(name="BenchW1BytesFloorWorkflow", sandboxed=False)
 class W1BytesFloorWorkflow:
+    """Unsandboxed, like the floor it is compared with, and because it reads the bench's recording
+    (module globals, which a sandbox would import afresh, empty)."""
+
     @workflow.run
     async def run(self, store: bool) -> int:
         last = len(W1_CALLS) - 1
