@@ -5,7 +5,7 @@ conversation's workflow sandboxed and not.
 
 Six kinds run on one worker process (the same stack bench_durable.py uses), one turn of each per
 round: W1 through SessionWorkflow sandboxed (as `adkt worker` runs it) and unsandboxed; the
-7-no-op-activity floor unsandboxed and sandboxed; and two floors that take W1 apart (bench/_floor.py):
+7-no-op-activity floor unsandboxed and sandboxed; and two floors that take W1 apart (bench/_bytes_floor.py):
 the floor's 7 activities carrying a recorded W1 turn's inputs and results as plain JSON (what W1's
 bytes cost Temporal), and the same whose last call also stores the 8 events a W1 turn stores, in one
 write (what that write adds). What W1 costs beyond the second is the engine, its models and the
@@ -34,8 +34,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import _floor  # noqa: E402
-from _floor import SandboxedFloorWorkflow, W1BytesFloorWorkflow  # noqa: E402
+import _bytes_floor  # noqa: E402
+from _bytes_floor import W1BytesFloorWorkflow  # noqa: E402
+from _floor import SandboxedFloorWorkflow  # noqa: E402
 from _stack import bench_stack  # noqa: E402
 from bench_durable import (  # noqa: E402
     RESULTS,
@@ -89,7 +90,7 @@ async def run(turns: int) -> dict:
         sandboxed, unsandboxed = AdkClient(client, task_queue=TASK_QUEUE), AdkClient(client, task_queue=UNSANDBOXED_QUEUE)
         worker = build_worker(client, [w1.app], task_queue=TASK_QUEUE,
                               workflows=[FloorWorkflow, SandboxedFloorWorkflow, W1BytesFloorWorkflow],
-                              activities=[noop, _floor.echo, _floor.echo_store], **stack.services, **WORKER_OPTIONS)
+                              activities=[noop, _bytes_floor.echo, _bytes_floor.echo_store], **stack.services, **WORKER_OPTIONS)
         plain = unsandboxed_worker(client, stack.services, UNSANDBOXED_QUEUE, **WORKER_OPTIONS)
         async with worker, plain:
             conversation, count = uuid.uuid4().hex[:8], 0
@@ -156,7 +157,7 @@ async def run(turns: int) -> dict:
 
 
 async def record_w1_turn(client: Any, sessions: Any, session_id: str) -> None:
-    """What the bytes floor carries and stores (bench/_floor.py): the last W1 turn's activity inputs
+    """What the bytes floor carries and stores (bench/_bytes_floor.py): the last W1 turn's activity inputs
     and results, read from its workflow's history, and the events it stored, read from the store."""
     from temporalio.api.enums.v1 import EventType
 
@@ -172,12 +173,12 @@ async def record_w1_turn(client: Any, sessions: Any, session_id: str) -> None:
         elif e.HasField("activity_task_completed_event_attributes"):
             results.append(json.loads(e.activity_task_completed_event_attributes.result.payloads[0].data))
     assert len(inputs) == len(results) == 7, (len(inputs), len(results))
-    _floor.W1_CALLS[:] = list(zip(inputs, results, strict=True))
+    _bytes_floor.W1_CALLS[:] = list(zip(inputs, results, strict=True))
     session = await sessions.get_session(app_name=w1.app.name, user_id="u", session_id=session_id,
                                          config=GetSessionConfig(num_recent_events=8))
-    _floor.W1_EVENTS[:] = session.events
-    _floor.STORE.sessions = sessions
-    _floor.STORE.session = await sessions.create_session(app_name=w1.app.name, user_id="u",
+    _bytes_floor.W1_EVENTS[:] = session.events
+    _bytes_floor.STORE.sessions = sessions
+    _bytes_floor.STORE.session = await sessions.create_session(app_name=w1.app.name, user_id="u",
                                                          session_id=f"bytes-{uuid.uuid4().hex[:8]}")
 
 
