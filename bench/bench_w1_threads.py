@@ -29,7 +29,6 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -47,9 +46,12 @@ from bench_durable import (  # noqa: E402
     noop,
     unsandboxed_worker,
 )
+from temporalio.api.enums.v1 import EventType  # noqa: E402
+from temporalio.client import Client  # noqa: E402
 
-from adk_core.sessions import GetSessionConfig  # noqa: E402
+from adk_core.sessions import GetSessionConfig, SessionService  # noqa: E402
 from adk_temporal.worker import build_worker  # noqa: E402
+from adk_temporal.workflows.contracts import session_workflow_id  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
 from examples import w1  # noqa: E402
 
@@ -156,13 +158,9 @@ async def run(turns: int) -> dict:
     }
 
 
-async def record_w1_turn(client: Any, sessions: Any, session_id: str) -> None:
+async def record_w1_turn(client: Client, sessions: SessionService, session_id: str) -> None:
     """What the bytes floor carries and stores (bench/_bytes_floor.py): the last W1 turn's activity inputs
     and results, read from its workflow's history, and the events it stored, read from the store."""
-    from temporalio.api.enums.v1 import EventType
-
-    from adk_temporal.workflows.contracts import session_workflow_id
-
     history = await client.get_workflow_handle(session_workflow_id(w1.app.name, "u", session_id)).fetch_history()
     accepted = [i for i, e in enumerate(history.events)
                 if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED][-1]
@@ -176,6 +174,7 @@ async def record_w1_turn(client: Any, sessions: Any, session_id: str) -> None:
     _bytes_floor.W1_CALLS[:] = list(zip(inputs, results, strict=True))
     session = await sessions.get_session(app_name=w1.app.name, user_id="u", session_id=session_id,
                                          config=GetSessionConfig(num_recent_events=8))
+    assert session is not None and len(session.events) == 8, "a W1 turn stores 8 events"
     _bytes_floor.W1_EVENTS[:] = session.events
     _bytes_floor.STORE.sessions = sessions
     _bytes_floor.STORE.session = await sessions.create_session(app_name=w1.app.name, user_id="u",
