@@ -97,19 +97,13 @@ async def run(turns: int) -> dict:
         async with worker, plain:
             conversation, count = uuid.uuid4().hex[:8], 0
 
-            async def floor(workflow: type) -> None:
+            async def floor(workflow: type, arg: object = 0) -> None:
                 nonlocal count
                 count += 1
-                await client.execute_workflow(workflow.run, 0, id=f"floor-{conversation}-{count}", task_queue=TASK_QUEUE)
+                await client.execute_workflow(workflow.run, arg, id=f"floor-{conversation}-{count}", task_queue=TASK_QUEUE)
 
             async def turn(adk: AdkClient, session: str) -> None:
                 w1.check_turn((await adk.send(w1.app.name, "u", session, w1.USER_MESSAGE)).events)
-
-            async def bytes_floor(store: bool) -> None:
-                nonlocal count
-                count += 1
-                await client.execute_workflow(W1BytesFloorWorkflow.run, store, id=f"bytes-{conversation}-{count}",
-                                              task_queue=TASK_QUEUE)
 
             await turn(sandboxed, f"s-{conversation}")
             await turn(sandboxed, f"s-{conversation}")
@@ -120,8 +114,8 @@ async def run(turns: int) -> dict:
                 "w1_unsandboxed": lambda: turn(unsandboxed, f"u-{conversation}"),
                 "floor": lambda: floor(FloorWorkflow),
                 "floor_sandboxed": lambda: floor(SandboxedFloorWorkflow),
-                "floor_w1_bytes": lambda: bytes_floor(False),
-                "floor_w1_bytes_store": lambda: bytes_floor(True),
+                "floor_w1_bytes": lambda: floor(W1BytesFloorWorkflow, False),
+                "floor_w1_bytes_store": lambda: floor(W1BytesFloorWorkflow, True),
             }
             for one in kinds.values():  # warm-up
                 for _ in range(5):
