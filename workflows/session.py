@@ -33,8 +33,6 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic_core import to_json
-
     from adk_core.errors import AdkError
     from adk_core.types import Content, Event
     from adk_temporal.activities.streaming import turn_stream_id
@@ -50,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         reply_content,
         session_refusal,
     )
+    from ._outcomes import KeptOutcomes
     from ._simulator import SUBMIT_DECISION, SimulatorDecision
     from .agent_run import AgentRunWorkflow
     from .contracts import (
@@ -171,13 +170,13 @@ class SessionWorkflow:
         self._queue: deque[SendMessage] = deque()
         self._running: SendMessage | None = None
         self._turn_events: list[Event] = []
-        self._outcomes: OrderedDict[str, TurnOutcome] = OrderedDict()
+        self._outcomes = KeptOutcomes(KEEP_OUTCOMES)
         self._done: OrderedDict[str, str] = OrderedDict()
         self._turns = 0
         carried = input.carried or CarriedTurns()
         self._done.update(carried.done)
         for outcome in carried.outcomes:
-            self._outcomes[outcome.message_id] = outcome
+            self._outcomes.add(outcome)
         self._queue.extend(carried.queued)
 
     @workflow.run
@@ -349,20 +348,11 @@ class SessionWorkflow:
             self._done.popitem(last=False)
 
     def _keep(self, outcome: TurnOutcome) -> None:
-        self._outcomes[outcome.message_id] = outcome
-        while len(self._outcomes) > KEEP_OUTCOMES:
-            self._outcomes.popitem(last=False)
+        self._outcomes.add(outcome)
 
     def _carry(self) -> CarriedTurns:
         # The newest outcomes, within a byte budget: the next run's input is one payload.
-        outcomes: list[TurnOutcome] = []
-        budget = CARRY_BYTES
-        for outcome in reversed(list(self._outcomes.values())[-CARRY_OUTCOMES:]):
-            budget -= len(to_json(outcome, exclude_none=True))
-            if budget < 0:
-                break
-            outcomes.insert(0, outcome)
-        return CarriedTurns(done=dict(self._done), outcomes=outcomes)
+        return CarriedTurns(done=dict(self._done), outcomes=self._outcomes.newest(CARRY_OUTCOMES, CARRY_BYTES))
 
     # --- messages -----------------------------------------------------------------------------
     def _message_id(self, message: SendMessage) -> str:
