@@ -4,7 +4,7 @@ Each turn is kept as its JSON (``bytes``, which Python's cyclic garbage collecto
 newest few also as objects. Kept as objects, a run's turns (about 120 tracked objects per W1 turn)
 lived until the run continued as new and were then freed only by a full collection, with the rest of
 the old run: on one worker, 0.46 ms of collector time a W1 turn and a 46 ms pause every 200 turns;
-kept as JSON, 0.22 ms and a 19 ms pause every 400 (bench/README.md, "stop 42"). Nothing a workflow
+kept as JSON, 0.25 ms and a 22 ms pause every 400 (bench/README.md, "stop 42"). Nothing a workflow
 task does depends on the form, so histories replay as before.
 """
 
