@@ -71,7 +71,8 @@ with workflow.unsafe.imports_passed_through():
     from .summaries import turn_details
 
 KEEP_OUTCOMES = 200
-"""Finished turns kept in full, for repeated message ids and clients following queued turns."""
+"""Finished turns kept in full (as JSON: workflows/_outcomes.py), for repeated message ids and clients
+following queued turns."""
 KEEP_DONE_IDS = 2000
 """Message ids remembered (with their invocation id) for idempotency."""
 CARRY_OUTCOMES = 4
