@@ -10,6 +10,7 @@ task does depends on the form, so histories replay as before.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 
 from temporalio import workflow
@@ -47,19 +48,20 @@ class KeptOutcomes:
         return message_id in self._json
 
     def get(self, message_id: str) -> TurnOutcome | None:
-        fresh = self._fresh.get(message_id)
-        if fresh is not None:
-            return fresh
         data = self._json.get(message_id)
-        return TurnOutcome.model_validate_json(data) if data is not None else None
+        return None if data is None else self._read(message_id, data)
 
     def newest(self, count: int, budget: int) -> list[TurnOutcome]:
         """The newest ``count`` turns, oldest first, as many of them as fit in ``budget`` bytes of JSON
         (taken newest first)."""
-        taken: list[str] = []
-        for message_id in reversed(list(self._json)[-count:] if count > 0 else []):
-            budget -= len(self._json[message_id])
+        taken: list[TurnOutcome] = []
+        for message_id, data in itertools.islice(reversed(self._json.items()), count):
+            budget -= len(data)
             if budget < 0:
                 break
-            taken.insert(0, message_id)
-        return [outcome for outcome in map(self.get, taken) if outcome is not None]
+            taken.append(self._read(message_id, data))
+        taken.reverse()
+        return taken
+
+    def _read(self, message_id: str, data: bytes) -> TurnOutcome:
+        return self._fresh.get(message_id) or TurnOutcome.model_validate_json(data)
