@@ -542,14 +542,15 @@ class AdkActivities:
 def _store_answer(slot: c.AnswerSlot, result: c.ModelCallResult) -> list[Event]:
     """The answer event a model call stores itself (ModelCallInput.answer): its one response, when
     that is final and calls no function; none otherwise (the workflow stores what comes of it)."""
-    if len(result.responses) != 1 or result.responses[0].partial:
+    if len(result.responses) != 1:
         return []
+    response = result.responses[0]
+    if response.partial or (response.content is not None and response.content.function_calls()):
+        return []  # asked of the response, whose content the event would be: most calls of a turn end here
     event = answer_event(
-        result.responses[0], event_id=slot.event_id, timestamp=slot.timestamp, invocation_id=slot.invocation_id,
+        response, event_id=slot.event_id, timestamp=slot.timestamp, invocation_id=slot.invocation_id,
         author=slot.author, branch=slot.branch,
     )
-    if event.function_calls():
-        return []
     result.answer_stored = True  # the result is only returned once the event is stored
     return [event]
 

@@ -18,16 +18,23 @@ _NOOP = contextlib.nullcontext()
 
 
 def tracing_enabled() -> bool:
-    provider = trace.get_tracer_provider()
-    # The API's default is a proxy that records nothing until an SDK provider is installed.
-    # Asked for every span, in workflow code too (where the sandbox makes isinstance slow): the
-    # answer is kept for the provider it was given for.
+    # Asked for every span, in workflow code too, so the answer is kept per installed provider.
+    # The API's get_tracer_provider() reads os.environ on every call while no provider is set (for
+    # OTEL_PYTHON_TRACER_PROVIDER): about 10 us a span in a worker, where tracing is usually off.
+    # The installed provider (or None) is read where the API keeps it; the environment is read once
+    # per provider, as OTel's own SDK reads its OTEL_* variables once at start.
     global _checked
-    if provider is not _checked[0]:
-        _checked = (provider, not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider))
+    installed = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
+    if installed is _UNKNOWN or installed is not _checked[0]:
+        provider = trace.get_tracer_provider()  # loads one named by OTEL_PYTHON_TRACER_PROVIDER
+        # The API's default is a proxy that records nothing until an SDK provider is installed.
+        enabled = not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+        _checked = (getattr(trace, "_TRACER_PROVIDER", _UNKNOWN), enabled)
     return _checked[1]
 
 
+_UNKNOWN = object()
+"""An OpenTelemetry API that keeps the installed provider elsewhere: every call asks the API."""
 _checked: tuple[object, bool] = (object(), False)
 
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from random import Random
 from typing import Any, TypeVar
 
 from temporalio import workflow
@@ -147,7 +148,7 @@ class TemporalRuntime:
         return workflow.now().timestamp()
 
     def new_id(self) -> str:
-        return str(workflow.uuid4())
+        return uuid4_text(workflow.random())
 
     def random(self) -> float:
         return workflow.random().random()
@@ -500,3 +501,16 @@ async def _child_result(child: Awaitable[T]) -> T:
     except ChildWorkflowError as e:
         raise_if_cancelled(e)
         raise
+
+
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (4 << 76) | (0x8000 << 48)
+
+
+def uuid4_text(rand: Random) -> str:
+    """``str(workflow.uuid4())`` when given ``workflow.random()``: the same one draw of 128 bits and the
+    same version and variant bits (uuid.UUID's), without building a UUID object (about 12 ids a W1
+    turn, each a UUID whose constructor runs the sandbox's isinstance stand-in). Ids made by a run
+    are in its history, so a replay must make them again exactly: tests/unit/test_uuid4_text.py."""
+    text = f"{(rand.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"

@@ -123,6 +123,49 @@ def test_without_a_provider_start_span_is_the_shared_noop() -> None:
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
 
 
+def test_tracing_off_reads_the_environment_once_and_sees_a_provider_installed_later() -> None:
+    # OpenTelemetry's get_tracer_provider() reads os.environ on every call while no provider is set:
+    # asked for every span (nine a W1 turn in workflow code), that was a cost of tracing being off.
+    code = textwrap.dedent(
+        """
+        import os
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from adk_core import telemetry
+
+        class Counting(dict):
+            reads = 0
+            def __contains__(self, key):
+                Counting.reads += 1
+                return super().__contains__(key)
+
+        os.environ = Counting(os.environ)
+        assert not any(telemetry.tracing_enabled() for _ in range(100))
+        assert Counting.reads <= 1, Counting.reads
+        trace.set_tracer_provider(TracerProvider())
+        assert telemetry.tracing_enabled()
+        assert telemetry.start_span("x", {}) is not telemetry._NOOP
+        print("ok")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=_root())
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_a_provider_named_in_the_environment_is_loaded_on_the_first_span() -> None:
+    code = textwrap.dedent(
+        """
+        import os
+        os.environ["OTEL_PYTHON_TRACER_PROVIDER"] = "sdk_tracer_provider"
+        from adk_core import telemetry
+        assert telemetry.tracing_enabled()
+        print("ok")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=_root())
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
 def _root() -> str:
     from pathlib import Path
 
