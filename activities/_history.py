@@ -37,6 +37,9 @@ class StoredEventsCache:
         self._max = max_sessions
         self._max_events = max_events
         self._events: OrderedDict[_Key, list[Event]] = OrderedDict()
+        self._total = 0
+        """Events in all the cached lists, kept as they change: counting them on every change read
+        each cached session (up to ``max_sessions``) at every model call."""
 
     async def through(self, key: _Key, event_id: str) -> list[Event] | None:
         """The session's stored events up to and including ``event_id``; None if it is not stored."""
@@ -49,23 +52,18 @@ class StoredEventsCache:
             after = cached[-1].id if cached else None  # an empty prefix: a session created here
             newer = await self._read(key, GetSessionConfig(after_event_id=after, through_event_id=event_id))
             if newer and newer[-1].id == event_id:
-                cached.extend(newer)
-                self._evict()
+                self._grow(key, cached, newer)
                 return list(cached)
         events = await self._read(key, GetSessionConfig(through_event_id=event_id))
         if not events or events[-1].id != event_id:
-            self._events.pop(key, None)
+            self.invalidate(key)
             return None
-        self._events[key] = events
-        self._events.move_to_end(key)
-        self._evict()
+        self._put(key, events)
         return list(events)
 
     def created(self, key: _Key) -> None:
         """This worker just created the session: its stored prefix is empty, known without a read."""
-        self._events[key] = []
-        self._events.move_to_end(key)
-        self._evict()
+        self._put(key, [])
 
     def extend(self, key: _Key, after_event_id: str | None, events: list[Event]) -> bool:
         """Add events being stored right after ``after_event_id`` (SESSION_START: first in the
@@ -83,18 +81,32 @@ class StoredEventsCache:
             return False
         if (cached[-1].id if cached else SESSION_START) != after_event_id:
             return False
-        cached.extend(events)
-        self._evict()
+        self._grow(key, cached, events)
         return True
 
-    def _evict(self) -> None:
-        total = sum(len(v) for v in self._events.values())
-        while len(self._events) > 1 and (len(self._events) > self._max or total > self._max_events):
-            _, dropped = self._events.popitem(last=False)
-            total -= len(dropped)
-
     def invalidate(self, key: _Key) -> None:
-        self._events.pop(key, None)
+        dropped = self._events.pop(key, None)
+        if dropped is not None:
+            self._total -= len(dropped)
+
+    def _put(self, key: _Key, events: list[Event]) -> None:
+        self.invalidate(key)
+        self._events[key] = events
+        self._total += len(events)
+        self._evict()
+
+    def _grow(self, key: _Key, cached: list[Event], events: list[Event]) -> None:
+        """Append ``events`` to ``cached``, the key's list when it was read: counted only if it still
+        is (a read awaited meanwhile may have seen it evicted or replaced)."""
+        cached.extend(events)
+        if self._events.get(key) is cached:
+            self._total += len(events)
+            self._evict()
+
+    def _evict(self) -> None:
+        while len(self._events) > 1 and (len(self._events) > self._max or self._total > self._max_events):
+            _, dropped = self._events.popitem(last=False)
+            self._total -= len(dropped)
 
     async def through_stored(self, key: _Key, event_id: str) -> list[Event]:
         """``through``, for an activity: when the event is not stored yet (the commit carrying it may
