@@ -36,5 +36,5 @@ async def test_the_timeline_carries_the_turns_trace_id(durable_stack: DurableSta
     assert timeline.history and turn.trace_id == format(span.get_span_context().trace_id, "032x")
     kinds = [s.kind for s in turn.spans]
     assert kinds.count("model") == 4 and kinds.count("tool") == 3, kinds
-    assert all(s.attempts == 1 for s in turn.spans if s.kind in ("model", "tool"))
+    assert all(s.attempts == 1 for s in turn.spans if s.kind in ("model", "tool")), [(s.kind, s.name, s.attempts, s.error) for s in turn.spans]
     assert timeline.totals.turns == 1 and timeline.totals.tool_calls == 3
