@@ -8,7 +8,6 @@ ADK_DATABASE_URL (or --database-url).
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import logging
 import os
@@ -36,6 +35,7 @@ from adk_temporal.activities import AdkActivities, AppRegistry
 from adk_temporal.activities.eval_activities import EvalActivities
 from adk_temporal.activities.eval_allow import EvalSuites
 from adk_temporal.activities.eval_cases import register_cases
+from adk_temporal.heap import prepare_worker_heap
 from adk_temporal.metrics import runtime_with_metrics
 from adk_temporal.workflows import TASK_QUEUE, AdkPlugin, app_task_queue
 from adk_temporal.workflows.converter import adk_converter
@@ -186,7 +186,7 @@ class AdkWorker:
         return self.apps.register(app)
 
     async def run(self) -> None:
-        freeze_startup_heap()
+        prepare_worker_heap()
         if self._stop_requested:
             return
         tasks = self._runs = [asyncio.create_task(w.run()) for w in self.workers]
@@ -213,7 +213,7 @@ class AdkWorker:
         await asyncio.gather(*stopping, return_exceptions=True)
 
     async def __aenter__(self) -> AdkWorker:
-        freeze_startup_heap()
+        prepare_worker_heap()
         for w in self.workers:
             await w.__aenter__()
         return self
@@ -221,28 +221,6 @@ class AdkWorker:
     async def __aexit__(self, *exc: Any) -> None:
         await asyncio.gather(*(w.__aexit__(*exc) for w in self.workers))
         await self.apps.close()
-
-
-_heap_frozen = False
-
-
-def freeze_startup_heap() -> None:
-    """Keep what the process holds when its first worker starts (modules, apps, clients: well over
-    a hundred thousand objects) out of Python's cyclic garbage collector from then on.
-
-    Every full collection walks every tracked object. With that startup heap it took 110-120 ms on
-    the bench machine, a pause that lands on whichever turn is running; it comes round every few
-    dozen turns, more often right after continue-as-new, whose fresh workflow sandbox adds many
-    long-lived objects. Frozen, the startup heap is skipped and full collections walk only what
-    the worker made since (``gc.freeze``). Done once per process, after a collection, so nothing
-    already garbage is frozen; reference counting still frees frozen objects that are dropped.
-    """
-    global _heap_frozen
-    if _heap_frozen:
-        return
-    _heap_frozen = True
-    gc.collect()
-    gc.freeze()
 
 
 def build_worker(
