@@ -96,18 +96,13 @@ _NO_PLUGINS = PluginManager(())
 manager serves every call, read only."""
 
 
-def _fits(result: R, what: str) -> R:
-    """``result`` if Temporal can carry it (large ones travel out of band, up to a limit), else a
-    non-retryable error: the same call would make the same oversized value again."""
+def _fits(result: R) -> R:
+    """``result`` if Temporal can carry it, else a non-retryable ``PayloadTooLarge``. Only for a result
+    checked before something is stored: every other result is checked where it is encoded (the
+    payload converter), without encoding it twice."""
     size = len(to_json(result, exclude_none=True))
     if size > c.MAX_PAYLOAD_BYTES:
-        raise ApplicationError(
-            f"{what} is {size / 2**20:.1f} MiB; a durable run carries at most {c.MAX_PAYLOAD_BYTES // 2**20} MiB "
-            "per value. Have the tool store large data as an artifact and return its name, or ask the model "
-            "for a shorter answer",
-            type="PayloadTooLarge",
-            non_retryable=True,
-        )
+        raise c.payload_too_large(size)
     return result
 
 
@@ -268,16 +263,14 @@ class AdkActivities:
             earlier = await self._answer_stored_earlier(input.key, slot)
             if earlier is not None:
                 return earlier
-        what = f"the output of model call {input.agent_name!r}"
         defer = self._defers(input)
         if slot is None or 0 < slot.last_attempt <= attempt:
             # The last attempt leaves its answer to the workflow's commit (AnswerSlot.last_attempt).
-            result = _fits(await self._with_commits(input, lambda: self._generate(input, defer), defer=defer), what)
+            result = await self._with_commits(input, lambda: self._generate(input, defer), defer=defer)
         else:
             try:
-                # Checked before the answer is stored: one too large to return fails the call with nothing stored.
                 result = await self._with_commits(input, lambda: self._generate(input, defer), defer=defer,
-                                                  then=lambda result: _store_answer(slot, _fits(result, what)))
+                                                  then=lambda result: _store_answer(slot, result))
             except EventConflictError as conflict:
                 # Another attempt of this call, still running when this one started (its heartbeat
                 # missed), stored its answer first: that one is the call's answer, the session keeps
@@ -415,8 +408,7 @@ class AdkActivities:
         # model call, which must have them and stores them together with the tool's own result
         # event: one statement for both (a W1 turn makes 5 writes instead of 8). The tool only
         # acknowledges what this worker already stored.
-        result = await self._with_commits(input, lambda: self._run_tool(input), store=False)
-        return _fits(result, f"the result of tool {input.tool_name!r}")
+        return await self._with_commits(input, lambda: self._run_tool(input), store=False)
 
     async def _run_tool(self, input: c.ToolCallInput) -> c.ToolCallResult:
         app = self.apps.get(input.app_name)
@@ -547,6 +539,7 @@ def _store_answer(slot: c.AnswerSlot, result: c.ModelCallResult) -> list[Event]:
     response = result.responses[0]
     if response.partial or (response.content is not None and response.content.function_calls()):
         return []  # asked of the response, whose content the event would be: most calls of a turn end here
+    _fits(result)  # before it is stored: one too large to return fails the call with nothing stored
     event = answer_event(
         response, event_id=slot.event_id, timestamp=slot.timestamp, invocation_id=slot.invocation_id,
         author=slot.author, branch=slot.branch,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, RootModel
+from temporalio.exceptions import ApplicationError
 
 from adk_core.models.base import LlmRequest, LlmResponse
 from adk_core.sessions import Session
@@ -27,6 +28,18 @@ ACTIVITY_NAMES = (GENERATE_CONTENT, RUN_TOOL, APPEND_EVENTS, LOAD_SESSION, ARTIF
 MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
 """The largest single value a durable run carries. Values over 256 KiB travel out of band
 (workflows.payload_storage); anything larger than this is refused where it is made."""
+
+
+def payload_too_large(size: int) -> ApplicationError:
+    """The error for a value of ``size`` bytes over ``MAX_PAYLOAD_BYTES``: not retried, since the same
+    call would make the same value again."""
+    return ApplicationError(
+        f"a value of {size / 2**20:.1f} MiB cannot travel through a durable run (at most "
+        f"{MAX_PAYLOAD_BYTES // 2**20} MiB per value). Have the tool store large data as an artifact and "
+        "return its name, or ask the model for a shorter answer",
+        type="PayloadTooLarge",
+        non_retryable=True,
+    )
 
 
 class SessionKey(BaseModel):

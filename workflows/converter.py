@@ -5,6 +5,10 @@ Every such field of our boundary types defaults to None, so nothing changes when
 read back, and an event or a model request shrinks to a third of its size (most of their
 optional fields are None). Dict entries holding None (a deleted state key, a tool result) are
 kept: ``exclude_none`` applies to model fields only.
+
+A value whose JSON is over ``MAX_PAYLOAD_BYTES`` is refused here, where it is encoded, with a
+non-retryable ``PayloadTooLarge``: an activity's result fails its call (the same call would make the
+same value again), and nothing encodes a result a second time just to measure it.
 """
 
 from __future__ import annotations
@@ -22,10 +26,15 @@ from temporalio.converter import (
     JSONPlainPayloadConverter,
 )
 
+from adk_temporal.activities.contracts import MAX_PAYLOAD_BYTES, payload_too_large
+
 
 class CompactPydanticJSONConverter(PydanticJSONPlainPayloadConverter):
     def to_payload(self, value: Any) -> Payload | None:
-        payload = Payload(data=to_json(value, exclude_none=True))
+        data = to_json(value, exclude_none=True)
+        if len(data) > MAX_PAYLOAD_BYTES:
+            raise payload_too_large(len(data))
+        payload = Payload(data=data)
         # Set, not passed to the constructor: a dict there goes through MutableMapping.update in
         # Python (isinstance checks the workflow sandbox slows), 2.5x the cost of this one store.
         payload.metadata["encoding"] = _ENCODING

@@ -85,3 +85,67 @@ async def test_a_value_beyond_the_limit_fails_the_turn_once_with_a_stored_error(
     assert stored.events[-1].error_code == "PayloadTooLarge"
     # The conversation goes on.
     calls.clear()
+
+
+
+async def test_a_tool_result_beyond_the_limit_fails_the_call_once_and_the_model_hears_why(
+    durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adk_temporal.workflows import converter
+
+    limit = 512 * 1024  # the check is the converter's, so a small limit stands for 64 MiB here
+    monkeypatch.setattr(converter, "MAX_PAYLOAD_BYTES", limit)
+    runs = []
+
+    def fetch_dump() -> dict:
+        """Fetch the dump."""
+        runs.append(1)
+        return {"dump": "d" * (2 * limit)}
+
+    def script(request: LlmRequest) -> Any:
+        if tool_responses_this_turn(request):
+            return text_response(f"the tool said: {request.contents[-1].parts[0].function_response.response}")
+        return function_call_response("fetch_dump", {})
+
+    app = durable_stack.register(App(
+        name=f"toolhuge_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(fetch_dump)]),
+    ))
+    answer = await durable_stack.client.send(app.name, "u1", "s1", "dump it")
+    # As for any failed tool, the model hears why, and the conversation goes on.
+    assert "PayloadTooLarge" in answer.final_text and "store large data as an artifact" in answer.final_text
+    assert runs == [1]  # not retried: the same call would make the same value again
+
+
+async def test_a_call_result_is_encoded_once(durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The size check is made on the bytes Temporal gets, not on a second encoding of each result."""
+    from adk_temporal.activities import adk_activities, contracts
+    from adk_temporal.workflows import converter
+
+    encoded: list[str] = []
+    to_json = converter.to_json
+
+    def counting_to_json(value: Any, **kwargs: Any) -> bytes:
+        if isinstance(value, (contracts.ToolCallResult, contracts.ModelCallResult)):
+            encoded.append(type(value).__name__)
+        return to_json(value, **kwargs)
+
+    for module in (converter, adk_activities):
+        monkeypatch.setattr(module, "to_json", counting_to_json)
+
+    def lookup(key: str) -> dict:
+        """Look up a key."""
+        return {"value": key.upper()}
+
+    def script(request: LlmRequest) -> Any:
+        if tool_responses_this_turn(request):
+            return text_response("done")
+        return function_call_response("lookup", {"key": "x"})
+
+    app = durable_stack.register(App(
+        name=f"once_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(lookup)]),
+    ))
+    assert (await durable_stack.client.send(app.name, "u1", "s1", "look up x")).final_text == "done"
+    # Two model calls and one tool call; the answer is checked once more, before it is stored with the call.
+    assert sorted(encoded) == ["ModelCallResult", "ModelCallResult", "ModelCallResult", "ToolCallResult"]
