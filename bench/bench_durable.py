@@ -755,6 +755,8 @@ def main() -> None:
                         help="with --quick: measure only these kinds (comma-separated, e.g. session), beside the floors")
     parser.add_argument("--quick", action="store_true", help="sequential turns only: no histories, concurrency or peer")
     parser.add_argument("--no-peer", action="store_true", help="skip temporalio's google-adk integration")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where the JSON goes (default bench/results/durable-<mode>[-quick].json)")
     args = parser.parse_args()
     console = Console(width=150)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -768,9 +770,9 @@ def main() -> None:
     if WARNINGS.count:
         console.print(f"[yellow]{WARNINGS.count} warnings logged (worker task failures, retries): "
                       f"bench/results/durable-{mode}.log[/]")
-    path = RESULTS / f"durable-{results['mode']}{'-quick' if args.quick else ''}.json"
+    path = args.out or RESULTS / f"durable-{results['mode']}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
-    console.print(f"[dim]written {path.relative_to(ROOT)}[/]")
+    console.print(f"[dim]written {path}[/]")
 
 
 if __name__ == "__main__":
