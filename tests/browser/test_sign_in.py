@@ -78,3 +78,4 @@ async def test_the_pages_ask_for_a_key_refuse_a_wrong_one_and_chat_with_the_righ
         screenshots.publish()
     finally:
         await backend.close()
+        await simulator.store.close()
