@@ -17,3 +17,26 @@ class SandboxedFloorWorkflow:
         for _ in range(7):
             x = await workflow.execute_activity("bench.noop", x, result_type=int, start_to_close_timeout=timedelta(seconds=30))
         return x
+
+
+@workflow.defn(name="BenchFloorSessionWorkflow")
+class FloorSessionWorkflow:
+    """The floor shaped like a conversation: one long-lived workflow, each turn an update that runs
+    the 7 sequential no-op activities (bench_replay.py replays a run of these turns against W1's)."""
+
+    def __init__(self) -> None:
+        self._closing = False
+
+    @workflow.run
+    async def run(self) -> None:
+        await workflow.wait_condition(lambda: self._closing and workflow.all_handlers_finished())
+
+    @workflow.update
+    async def turn(self, x: int) -> int:
+        for _ in range(7):
+            x = await workflow.execute_activity("bench.noop", x, result_type=int, start_to_close_timeout=timedelta(seconds=30))
+        return x
+
+    @workflow.signal
+    def close(self) -> None:
+        self._closing = True
