@@ -8,7 +8,7 @@ the dev server, the activities, Postgres and the network out: what is left is wh
 turn's workflow tasks (decoding activations, our workflow code and the engine inside it, encoding its
 commands), run the way a live worker runs them (its sandbox, data converter and interceptors, through
 ``adk_temporal.replay.replayer``). The floor is replayed alternately with W1 in the same process, so a
-machine that slows down slows both: five runs of 6-30 replays each read W1 minus the floor as 1.77-2.25
+machine that slows down slows both: six runs of 2-30 replays each read W1 minus the floor as 1.63-2.25
 ms a turn, where bench_durable's CPU over the floor reads 6-9 ms from one run to the next.
 
 It records, on its own stack (bench/_stack.py), one W1 conversation of ``--turns`` turns (kept within one
