@@ -83,7 +83,10 @@ async def record(turns: int) -> tuple[WorkflowHistory, WorkflowHistory]:
     for name, history in (("W1", w1_history), ("floor", floor_history)):
         done = sum(1 for e in history.events if e.event_type == _UPDATE_COMPLETED)
         if done != turns or any(e.event_type == _CONTINUED for e in history.events):
-            raise SystemExit(f"the {name} run recorded {done} of {turns} turns in its first run: use fewer --turns")
+            raise SystemExit(
+                f"the {name} conversation did not keep its {turns} turns in one run (the run fetched holds {done}; "
+                "SessionWorkflow continues as new past 1,000 history events): use fewer --turns"
+            )
     return w1_history, floor_history
 
 
