@@ -17,25 +17,21 @@ from __future__ import annotations
 
 import gc
 
-_prepared = False
-
-
-def prepare_worker_heap() -> None:
-    """Freeze the startup heap, once per process: a second worker in the same process changes nothing."""
-    global _prepared
-    if _prepared:
-        return
-    _prepared = True
-    freeze_startup_heap()
+_frozen = False
 
 
 def freeze_startup_heap() -> None:
-    """Keep what the process holds now out of the cyclic collector from then on (``gc.freeze``).
+    """Keep what the process holds now out of the cyclic collector from then on (``gc.freeze``), once
+    per process: a second worker in the same process changes nothing.
 
     Every full collection walks every tracked object. With the startup heap that took 110-120 ms on
     the bench machine, a pause that lands on whichever turn is running. Frozen, the startup heap is
     skipped and full collections walk only what the worker made since. Done after a collection, so
     nothing already garbage is frozen; reference counting still frees frozen objects that are dropped.
     """
+    global _frozen
+    if _frozen:
+        return
+    _frozen = True
     gc.collect()
     gc.freeze()

@@ -35,7 +35,7 @@ from adk_temporal.activities import AdkActivities, AppRegistry
 from adk_temporal.activities.eval_activities import EvalActivities
 from adk_temporal.activities.eval_allow import EvalSuites
 from adk_temporal.activities.eval_cases import register_cases
-from adk_temporal.heap import prepare_worker_heap
+from adk_temporal.heap import freeze_startup_heap
 from adk_temporal.metrics import runtime_with_metrics
 from adk_temporal.workflows import TASK_QUEUE, AdkPlugin, app_task_queue
 from adk_temporal.workflows.converter import adk_converter
@@ -186,7 +186,7 @@ class AdkWorker:
         return self.apps.register(app)
 
     async def run(self) -> None:
-        prepare_worker_heap()
+        freeze_startup_heap()
         if self._stop_requested:
             return
         tasks = self._runs = [asyncio.create_task(w.run()) for w in self.workers]
@@ -213,7 +213,7 @@ class AdkWorker:
         await asyncio.gather(*stopping, return_exceptions=True)
 
     async def __aenter__(self) -> AdkWorker:
-        prepare_worker_heap()
+        freeze_startup_heap()
         for w in self.workers:
             await w.__aenter__()
         return self

@@ -23,18 +23,18 @@ class Node:
 def fresh_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The collector as a process starts, put back afterwards as other tests expect it."""
     gc.unfreeze()
-    monkeypatch.setattr(heap, "_prepared", False)
+    monkeypatch.setattr(heap, "_frozen", False)
     yield
     gc.unfreeze()
 
 
 def test_the_startup_heap_is_frozen_once(fresh_process: None) -> None:
-    heap.prepare_worker_heap()
+    heap.freeze_startup_heap()
     frozen = gc.get_freeze_count()
     assert frozen > 10_000  # the modules and objects loaded so far
 
     later = weakref.ref(Node())
-    heap.prepare_worker_heap()  # a second worker in the same process freezes nothing more
+    heap.freeze_startup_heap()  # a second worker in the same process freezes nothing more
     assert gc.get_freeze_count() == frozen
     gc.collect()
     assert later() is None  # cycles made after the freeze are still collected
@@ -45,7 +45,7 @@ def test_garbage_present_at_startup_is_collected_not_frozen(fresh_process: None)
     try:
         garbage = weakref.ref(Node())
         assert garbage() is not None
-        heap.prepare_worker_heap()
+        heap.freeze_startup_heap()
         assert garbage() is None
     finally:
         gc.enable()
@@ -54,5 +54,5 @@ def test_garbage_present_at_startup_is_collected_not_frozen(fresh_process: None)
 def test_the_collection_thresholds_are_left_as_they_are(fresh_process: None) -> None:
     """A raised young threshold made full collections of 2 s under churn (heap.py says why)."""
     thresholds = gc.get_threshold()
-    heap.prepare_worker_heap()
+    heap.freeze_startup_heap()
     assert gc.get_threshold() == thresholds
