@@ -1,4 +1,4 @@
-"""The floor workflow under Temporal's sandbox (its own module: the sandbox re-imports workflow
+"""Floor workflows the sandbox can run (their own module: the sandbox re-imports workflow
 modules by name, which a script run as __main__ cannot offer)."""
 
 from __future__ import annotations
@@ -8,15 +8,20 @@ from datetime import timedelta
 from temporalio import workflow
 
 
+async def seven_noops(x: int) -> int:
+    """W1's activity count: 7 sequential no-op activities (bench_durable.noop, by name)."""
+    for _ in range(7):
+        x = await workflow.execute_activity("bench.noop", x, result_type=int, start_to_close_timeout=timedelta(seconds=30))
+    return x
+
+
 @workflow.defn(name="BenchFloorSandboxedWorkflow")
 class SandboxedFloorWorkflow:
     """The same 7 sequential no-op activities, run in the sandbox like our workflows."""
 
     @workflow.run
     async def run(self, x: int) -> int:
-        for _ in range(7):
-            x = await workflow.execute_activity("bench.noop", x, result_type=int, start_to_close_timeout=timedelta(seconds=30))
-        return x
+        return await seven_noops(x)
 
 
 @workflow.defn(name="BenchFloorSessionWorkflow")
@@ -33,9 +38,7 @@ class FloorSessionWorkflow:
 
     @workflow.update
     async def turn(self, x: int) -> int:
-        for _ in range(7):
-            x = await workflow.execute_activity("bench.noop", x, result_type=int, start_to_close_timeout=timedelta(seconds=30))
-        return x
+        return await seven_noops(x)
 
     @workflow.signal
     def close(self) -> None:

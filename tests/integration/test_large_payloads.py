@@ -87,7 +87,6 @@ async def test_a_value_beyond_the_limit_fails_the_turn_once_with_a_stored_error(
     calls.clear()
 
 
-
 async def test_a_tool_result_beyond_the_limit_fails_the_call_once_and_the_model_hears_why(
     durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
