@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
 from pydantic import TypeAdapter
 from sqlalchemy.engine import URL
@@ -55,6 +56,10 @@ class DatabaseSessionService(SqlStore, SessionService):
     such statements in one transaction. An event id stored with *different* content is refused
     with EventConflictError, and nothing of the append is written. Ids, keys and values are
     validated before anything is sent; a failure anywhere leaves nothing written.
+
+    An append first goes as events not stored yet, looking no id up (``APPEND_NEW_PLAIN_EVENTS``):
+    an id stored already fails it on the primary key with nothing written, and it goes again with
+    each id looked up, the path that tells repeats from conflicts. Only retried appends take it.
 
     Errors: what cannot succeed on retry (bad ids or values, a NUL Postgres cannot store, a
     database without the tables) is raised as an AdkError; transient database errors (connection
@@ -221,15 +226,24 @@ class DatabaseSessionService(SqlStore, SessionService):
         compared with what is stored: the same content is a repeat, other content raises
         EventConflictError. The statements compare jsonb; only when that differs is the stored
         JSON compared here, in ``stored_content``'s form (which tolerates fields added since)."""
+        new_only = True  # first as events not stored yet: no lookups (_statements.APPEND_NEW_PLAIN_EVENTS)
         while True:
             runs = _runs_of_plain_events(events) if len(events) > 1 else [events]
             statements = [
-                (_APPEND_PLAIN_SQL, _plain_events_params(session, run, self._sealer)) if len(run) > 1
-                else _single_append(_append_params(session, run[0], self._sealer))
+                (_APPEND_NEW_PLAIN_SQL if new_only else _APPEND_PLAIN_SQL, _plain_events_params(session, run, self._sealer))
+                if len(run) > 1
+                else _single_append(_append_params(session, run[0], self._sealer), new_only)
                 for run in runs
             ]
             try:
                 rows = await self._run_appends(statements, runs)
+            except sa.exc.IntegrityError as error:
+                if not (new_only and _stored_already(error)):
+                    raise
+                # An id of the append is stored already (a retried call, or another writer): nothing
+                # was written; again with each id looked up, which tells repeats from conflicts.
+                new_only = False
+                continue
             except _StoredAlready as repeats:
                 # A plain batch held events stored in another jsonb form of the same content: the
                 # statement inserted nothing (it could not tell), so the rest goes again without them.
@@ -410,17 +424,24 @@ def _already_exists(app_name: str, user_id: str, session_id: str) -> AlreadyExis
 
 
 _APPEND_PLAIN_SQL = driver_sql(q.APPEND_PLAIN_EVENTS)
+_APPEND_NEW_PLAIN_SQL = driver_sql(q.APPEND_NEW_PLAIN_EVENTS)
 _CREATE_AND_READ_SQL = driver_sql(q.CREATE_AND_READ_SESSION)
 
 
 @functools.cache
-def _append_sql(session_delta: bool, app_delta: bool, user_delta: bool) -> str:
-    return driver_sql(q.append_event_statement(session_delta, app_delta, user_delta))
+def _append_sql(session_delta: bool, app_delta: bool, user_delta: bool, new_only: bool) -> str:
+    return driver_sql(q.append_event_statement(session_delta, app_delta, user_delta, new_only))
 
 
-def _single_append(params: dict[str, Any]) -> Statement:
+def _single_append(params: dict[str, Any], new_only: bool = False) -> Statement:
     """The one-event append statement for ``params`` (``_append_params``), merges as its deltas need."""
-    return _append_sql("session_json" in params, "app_json" in params, "user_json" in params), params
+    return _append_sql("session_json" in params, "app_json" in params, "user_json" in params, new_only), params
+
+
+def _stored_already(error: sa.exc.IntegrityError) -> bool:
+    """Whether an append without lookups failed because an id of it is stored already."""
+    cause = error.orig
+    return isinstance(cause, psycopg.errors.UniqueViolation) and cause.diag.constraint_name == "adk_events_pkey"
 
 
 async def _merge_shared_state(conn: AsyncConnection, params: dict[str, Any]) -> None:

@@ -446,3 +446,44 @@ async def test_the_batch_statement_looks_stored_events_up_by_key_in_its_generic_
     await service.append_events(session, [event("new1", 5001.0), event("new2", 5002.0)])
     with pytest.raises(EventConflictError, match="e4999"):  # stored above with other content
         await service.append_events(session, [event("new3", 5003.0), event("e4999", 4999.0)])
+
+
+async def test_appending_new_events_reads_no_stored_event(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append of events not stored yet (nearly every append) reads none of the session's stored events.
+    Looking each id up cost one index probe an event where Postgres had statistics, and on a table it had
+    not analyzed yet (a new database, before autovacuum first gets to it) one read of the whole session an
+    event, through the (session, seq) index: 1 ms for a W1 turn's 8 events in a session of 900."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="newonly")
+    await service.append_event(session, event("n0", 0.5))  # the held connections exist now
+    run = held._fetchone
+    statements: list[tuple[str, Any]] = []
+
+    async def captured(driver: Any, sql: str, params: Any) -> Any:
+        statements.append((sql, dict(params)))
+        return await run(driver, sql, params)
+
+    monkeypatch.setattr(held, "_fetchone", captured)
+    await service.append_events(session, [event("n1", 1.0), event("n2", 2.0), event("n3", 3.0)])  # one plain batch
+    await service.append_event(session, event("n4", 4.0, {"k": 4}))  # one event, with a delta
+    monkeypatch.setattr(held, "_fetchone", run)
+    assert len(statements) == 2
+    async with engine.connect() as conn:
+        for sql, params in statements:
+            plan = "\n".join((await conn.exec_driver_sql("EXPLAIN " + sql, params)).scalars())
+            assert not re.search(r"Scan[^\n]* on adk_events\b", plan), plan
+
+    # A retried append finds its ids stored: the same content is a repeat, other content a conflict,
+    # and neither writes anything.
+    await service.append_events(session, [event("n2", 2.0), event("n3", 3.0), event("n5", 5.0)])
+    changed = event("n5", 5.0)
+    changed.content = Content.user("changed")
+    with pytest.raises(EventConflictError, match="'n5'"):
+        await service.append_events(session, [event("n6", 6.0), changed])
+    with pytest.raises(EventConflictError, match="'n4'"):
+        await service.append_event(session, event("n4", 4.0, {"k": "other"}))
+    rows = await stored_rows(engine, session)
+    assert [r.id for r in rows] == ["n0", "n1", "n2", "n3", "n4", "n5"]
+    stored = await service.get_session(app_name=app_name, user_id="u", session_id="newonly")
+    assert stored is not None and stored.state == {"k": 4}
