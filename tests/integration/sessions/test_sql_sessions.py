@@ -487,3 +487,19 @@ async def test_appending_new_events_reads_no_stored_event(
     assert [r.id for r in rows] == ["n0", "n1", "n2", "n3", "n4", "n5"]
     stored = await service.get_session(app_name=app_name, user_id="u", session_id="newonly")
     assert stored is not None and stored.state == {"k": 4}
+
+
+async def test_one_batch_appended_by_racing_writers_is_stored_once(
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+) -> None:
+    """Two attempts of one call storing the same events at once (a heartbeat missed): the first stores
+    them, each other one finds them stored on the primary key and goes again as a repeat."""
+    session = await service.create_session(app_name=app_name, user_id="u", session_id="racing")
+    copies = [
+        await service.get_session(app_name=app_name, user_id="u", session_id="racing") for _ in range(4)
+    ]
+    await asyncio.gather(
+        *(service.append_events(copy, [event("c1", 1.0), event("c2", 2.0), event("c3", 3.0)]) for copy in copies if copy)
+    )
+    assert [r.id for r in await stored_rows(engine, session)] == ["c1", "c2", "c3"]
+    assert all(copy is not None and [e.id for e in copy.events] == ["c1", "c2", "c3"] for copy in copies)
