@@ -96,6 +96,22 @@ LIST_USER_SESSIONS = _SESSION_ROWS.where(
 ).order_by(*_LIST_ORDER)
 
 
+def _seq_of(id_param: str) -> sa.ScalarSelect[Any]:
+    """The seq of the session's event whose id is ``:id_param`` (NULL when it has none), found through the
+    primary key whatever the planner's statistics say. On a table Postgres has not analyzed yet (a new
+    database, until autovacuum first gets to it) a plain ``id = :x`` lookup goes through
+    adk_events_session_seq with the id as a filter, reading the whole session; the first id at or after
+    ``:x`` in key order, checked to be ``:x``, is a range only the primary key serves in that order."""
+    first = (
+        sa.select(events.c.seq, events.c.id)
+        .where(*_ITS_EVENTS, events.c.id >= P(id_param))
+        .order_by(events.c.id)
+        .limit(sa.literal_column("1"))  # a literal: a generic plan is made knowing it is one row
+        .subquery(f"{id_param}_event")
+    )
+    return sa.select(first.c.seq).where(first.c.id == P(id_param)).scalar_subquery()
+
+
 @functools.cache
 def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: bool = False) -> sa.Select[Any]:
     """GET_SESSION plus an ``events`` column: the selected events as one JSON array, oldest first.
@@ -104,17 +120,15 @@ def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: 
     Filters (same semantics as ``base.select_events``): ``through`` = events up to and including
     event id :through_id; ``after`` = timestamp >= :after_ts; ``after_id`` = after event :after_id; ``last_n`` = the last :n of those. All
     run on the (app_name, user_id, session_id, seq) index: the last N are read backwards from the
-    end of the session and no other row is touched.
+    end of the session and no other row is touched. The ids given are looked up by key (``_seq_of``).
     """
     chosen = sa.select(events.c.event, events.c.seq).where(*_ITS_EVENTS)
     if through:
-        cursor = sa.select(events.c.seq).where(*_ITS_EVENTS, events.c.id == P("through_id"))
-        chosen = chosen.where(events.c.seq <= cursor.scalar_subquery())
+        chosen = chosen.where(events.c.seq <= _seq_of("through_id"))
     if after:
         chosen = chosen.where(events.c.timestamp >= P("after_ts"))
     if after_id:
-        start = sa.select(events.c.seq).where(*_ITS_EVENTS, events.c.id == P("after_id"))
-        chosen = chosen.where(events.c.seq > start.scalar_subquery())
+        chosen = chosen.where(events.c.seq > _seq_of("after_id"))
     if last_n:
         chosen = chosen.order_by(events.c.seq.desc()).limit(P("n", type_=sa.Integer))
     rows = chosen.subquery("chosen")
@@ -203,10 +217,12 @@ reading the whole session once per event of the batch: 1 ms for an 8-event batch
 900 events, growing with the session; this statement takes 0.3 ms whatever the statistics say."""
 
 EVENT_JSON = sa.text(
-    "SELECT CAST(event AS text) FROM adk_events WHERE app_name = :app AND user_id = :user AND session_id = :sid "
-    "AND id = :event_id"
+    "SELECT CAST(event AS text) FROM (SELECT event, id FROM adk_events "
+    "WHERE app_name = :app AND user_id = :user AND session_id = :sid AND id >= :event_id ORDER BY id LIMIT 1) AS first "
+    "WHERE id = :event_id"
 )
-"""One stored event's JSON (to compare a repeat the append statement could not see)."""
+"""One stored event's JSON (to compare a repeat the append statement could not see), looked up as
+``_seq_of`` looks an id up: through the primary key whatever the planner's statistics say."""
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from adk_core.errors import AdkError, ConfigurationError, EventConflictError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sessions.sql import _statements as q
 from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL
 from adk_core.sql import MIGRATIONS_DIR, alembic_config, held, is_transient, migrate, upgrade
 from adk_core.sql.migrate import HEAD_REVISION, VERSION_TABLE
@@ -503,3 +504,66 @@ async def test_one_batch_appended_by_racing_writers_is_stored_once(
     )
     assert [r.id for r in await stored_rows(engine, session)] == ["c1", "c2", "c3"]
     assert all(copy is not None and [e.id for e in copy.events] == ["c1", "c2", "c3"] for copy in copies)
+
+
+async def test_reads_through_an_event_id_take_the_key_on_a_database_without_statistics(
+    postgres: EmbeddedPostgres,
+) -> None:
+    """A new database has no statistics until autovacuum first reaches it. There a plain `id = :x` lookup
+    goes through the (session, seq) index with the id as a filter, reading the whole session: the reads
+    through an event id (a session read up to an id or after one, a stored event's JSON) must not."""
+    url = await postgres.create_database(f"no_statistics_{uuid.uuid4().hex[:8]}")
+    await migrate(url)
+    engine = create_async_engine(url)
+    try:
+        service = DatabaseSessionService(engine)
+        await service.create_session(app_name="app", user_id="u", session_id="long")
+        params = {"a": "app", "u": "u", "s": "long"}
+        async with engine.begin() as conn:
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
+                    "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', 'e' || g, "
+                    "'author', 'user', 'invocation_id', 'inv', 'timestamp', g::float8) FROM generate_series(1, 3000) AS g"
+                ),
+                params,
+            )
+            await conn.execute(
+                sa.text("UPDATE adk_sessions SET last_seq = 3000 WHERE app_name = :a AND user_id = :u AND id = :s"), params
+            )
+        statements: list[tuple[str, Any]] = []
+
+        def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
+            statements.append((statement, parameters))
+
+        sa.event.listen(engine.sync_engine, "before_cursor_execute", capture)
+        try:
+            through = await service.get_session(
+                app_name="app", user_id="u", session_id="long",
+                config=GetSessionConfig(through_event_id="e1500", num_recent_events=2),
+            )
+            after = await service.get_session(
+                app_name="app", user_id="u", session_id="long", config=GetSessionConfig(after_event_id="e2998"),
+            )
+            missing = await service.get_session(  # the first id after it in key order is e1501, not it
+                app_name="app", user_id="u", session_id="long",
+                config=GetSessionConfig(through_event_id="e1500x", num_recent_events=2),
+            )
+        finally:
+            sa.event.remove(engine.sync_engine, "before_cursor_execute", capture)
+        assert through is not None and [e.id for e in through.events] == ["e1499", "e1500"]
+        assert after is not None and [e.id for e in after.events] == ["e2999", "e3000"]
+        assert missing is not None and missing.events == []
+        event_json = (str(q.EVENT_JSON).replace(":app", "%(app)s").replace(":user", "%(user)s")
+                      .replace(":sid", "%(sid)s").replace(":event_id", "%(event_id)s"),
+                      {"app": "app", "user": "u", "sid": "long", "event_id": "e2000"})  # fmt: skip
+        async with engine.connect() as conn:
+            reltuples = (await conn.execute(sa.text("SELECT reltuples FROM pg_class WHERE relname = 'adk_events'"))).scalar()
+            assert reltuples is not None and reltuples < 0, "the premise: Postgres has not analyzed adk_events"
+            for sql, parameters in [*statements, event_json]:
+                plan = "\n".join((await conn.exec_driver_sql("EXPLAIN ANALYZE " + sql, parameters)).scalars())
+                removed = [int(n) for n in re.findall(r"Rows Removed by Filter: (\d+)", plan)]
+                assert all(n <= 10 for n in removed), plan
+                assert "adk_events_pkey" in plan, plan
+    finally:
+        await engine.dispose()
