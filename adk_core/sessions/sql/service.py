@@ -433,7 +433,7 @@ def _append_sql(session_delta: bool, app_delta: bool, user_delta: bool, new_only
     return driver_sql(q.append_event_statement(session_delta, app_delta, user_delta, new_only))
 
 
-def _single_append(params: dict[str, Any], new_only: bool = False) -> Statement:
+def _single_append(params: dict[str, Any], new_only: bool) -> Statement:
     """The one-event append statement for ``params`` (``_append_params``), merges as its deltas need."""
     return _append_sql("session_json" in params, "app_json" in params, "user_json" in params, new_only), params
 

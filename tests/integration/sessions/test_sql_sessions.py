@@ -61,6 +61,23 @@ async def stored_rows(engine: AsyncEngine, session: Session) -> list[sa.Row[Any]
         return list(result.all())
 
 
+async def fill_session(engine: AsyncEngine, app_name: str, user_id: str, session_id: str, count: int) -> None:
+    """Store events e1..e{count} in an existing session by bulk SQL (seq 1..count), without ANALYZE."""
+    params = {"a": app_name, "u": user_id, "s": session_id, "n": count}
+    async with engine.begin() as conn:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
+                "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', 'e' || g, "
+                "'author', 'user', 'invocation_id', 'inv', 'timestamp', g::float8) FROM generate_series(1, :n) AS g"
+            ),
+            params,
+        )
+        await conn.execute(
+            sa.text("UPDATE adk_sessions SET last_seq = :n WHERE app_name = :a AND user_id = :u AND id = :s"), params
+        )
+
+
 # --- migrations and engines ------------------------------------------------------------------------
 
 
@@ -418,19 +435,8 @@ async def test_the_batch_statement_looks_stored_events_up_by_key_in_its_generic_
 ) -> None:
     """Prepared statements switch to a generic plan: the conflict check must not scan the events table there."""
     session = await service.create_session(app_name=app_name, user_id="u", session_id="plan")
-    params = {"a": app_name, "u": "u", "s": "plan"}
+    await fill_session(engine, app_name, "u", "plan", 5000)
     async with engine.begin() as conn:
-        await conn.execute(
-            sa.text(
-                "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
-                "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', 'e' || g, "
-                "'author', 'user', 'timestamp', g::float8) FROM generate_series(1, 5000) AS g"
-            ),
-            params,
-        )
-        await conn.execute(
-            sa.text("UPDATE adk_sessions SET last_seq = 5000 WHERE app_name = :a AND user_id = :u AND id = :s"), params
-        )
         await conn.execute(sa.text("ANALYZE adk_events"))
     names: list[str] = []
 
@@ -518,19 +524,7 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
     try:
         service = DatabaseSessionService(engine)
         await service.create_session(app_name="app", user_id="u", session_id="long")
-        params = {"a": "app", "u": "u", "s": "long"}
-        async with engine.begin() as conn:
-            await conn.execute(
-                sa.text(
-                    "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
-                    "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', 'e' || g, "
-                    "'author', 'user', 'invocation_id', 'inv', 'timestamp', g::float8) FROM generate_series(1, 3000) AS g"
-                ),
-                params,
-            )
-            await conn.execute(
-                sa.text("UPDATE adk_sessions SET last_seq = 3000 WHERE app_name = :a AND user_id = :u AND id = :s"), params
-            )
+        await fill_session(engine, "app", "u", "long", 3000)
         statements: list[tuple[str, Any]] = []
 
         def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
@@ -554,9 +548,7 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
         assert through is not None and [e.id for e in through.events] == ["e1499", "e1500"]
         assert after is not None and [e.id for e in after.events] == ["e2999", "e3000"]
         assert missing is not None and missing.events == []
-        event_json = (str(q.EVENT_JSON).replace(":app", "%(app)s").replace(":user", "%(user)s")
-                      .replace(":sid", "%(sid)s").replace(":event_id", "%(event_id)s"),
-                      {"app": "app", "user": "u", "sid": "long", "event_id": "e2000"})  # fmt: skip
+        event_json = (held.driver_sql(q.EVENT_JSON), {"app": "app", "user": "u", "sid": "long", "event_id": "e2000"})
         async with engine.connect() as conn:
             reltuples = (await conn.execute(sa.text("SELECT reltuples FROM pg_class WHERE relname = 'adk_events'"))).scalar()
             assert reltuples is not None and reltuples < 0, "the premise: Postgres has not analyzed adk_events"
