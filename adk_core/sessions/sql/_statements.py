@@ -112,6 +112,16 @@ def _seq_of(id_param: str) -> sa.ScalarSelect[Any]:
     return sa.select(first.c.seq).where(first.c.id == P(id_param)).scalar_subquery()
 
 
+def _stored_event(id_sql: str) -> str:
+    """SQL for the stored jsonb of this session's (:app, :user, :sid) event whose id is ``id_sql``, or
+    NULL: looked up as ``_seq_of`` looks an id up, through the primary key whatever the statistics say."""
+    return (
+        "(SELECT first.event FROM (SELECT e.event, e.id FROM adk_events e WHERE e.app_name = :app AND "
+        f"e.user_id = :user AND e.session_id = :sid AND e.id >= {id_sql} ORDER BY e.id LIMIT 1) AS first "
+        f"WHERE first.id = {id_sql})"
+    )
+
+
 @functools.cache
 def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: bool = False) -> sa.Select[Any]:
     """GET_SESSION plus an ``events`` column: the selected events as one JSON array, oldest first.
@@ -158,10 +168,7 @@ APPEND_PLAIN_EVENTS = sa.text(
     f"""WITH {_LOCK_SESSION},
 {_BATCH},
 looked AS (
-  SELECT batch.event->>'id' AS id, batch.event, (
-    SELECT e.event FROM adk_events e
-    WHERE e.app_name = :app AND e.user_id = :user AND e.session_id = :sid AND e.id = batch.event->>'id'
-  ) AS stored
+  SELECT batch.event->>'id' AS id, batch.event, {_stored_event("batch.event->>'id'")} AS stored
   FROM batch
 ),
 prior AS (
@@ -187,8 +194,8 @@ or NULL), ``differing`` (a JSON array of the stored events whose id is in the ba
 jsonb, or NULL: then nothing at all is inserted, and the service decides whether they are
 repeats or conflicts), ``existing`` (the ids of the batch already stored, or NULL).
 A skipped event leaves a gap in the numbering; ``seq`` only orders a session's events.
-``looked`` looks each batch event up by primary key (a subquery per batch event: as a join, the
-generic plan of the prepared statement scanned the events table); ``prior`` reads the statement's snapshot, so an event another
+``looked`` looks each batch event up by primary key (``_stored_event``: a subquery per batch event; as a join,
+the generic plan of the prepared statement scanned the events table); ``prior`` reads the statement's snapshot, so an event another
 transaction stored while this one waited for the session lock is in none of the columns (the
 service reads it back).
 (Numbering only the events not stored yet needs an anti-join whose generic plan, once the
@@ -216,13 +223,8 @@ until autovacuum first gets to it), its planner looks each id up through adk_eve
 reading the whole session once per event of the batch: 1 ms for an 8-event batch in a session of
 900 events, growing with the session; this statement takes 0.3 ms whatever the statistics say."""
 
-EVENT_JSON = sa.text(
-    "SELECT CAST(event AS text) FROM (SELECT event, id FROM adk_events "
-    "WHERE app_name = :app AND user_id = :user AND session_id = :sid AND id >= :event_id ORDER BY id LIMIT 1) AS first "
-    "WHERE id = :event_id"
-)
-"""One stored event's JSON (to compare a repeat the append statement could not see), looked up as
-``_seq_of`` looks an id up: through the primary key whatever the planner's statistics say."""
+EVENT_JSON = sa.text(f"SELECT CAST({_stored_event(':event_id')} AS text)")
+"""One stored event's JSON, or NULL (to compare a repeat the append statement could not see)."""
 
 
 @functools.cache
@@ -243,9 +245,9 @@ def append_event_statement(session_delta: bool, app_delta: bool, user_delta: boo
     """
     parts = [
         _LOCK_SESSION,
-        *(() if new_only else ("""prior AS (
-  SELECT event AS stored, event = CAST(:event_json AS jsonb) AS same FROM adk_events
-  WHERE app_name = :app AND user_id = :user AND session_id = :sid AND id = :event_id
+        *(() if new_only else (f"""prior AS (
+  SELECT stored, stored = CAST(:event_json AS jsonb) AS same FROM (SELECT {_stored_event(":event_id")} AS stored) AS looked
+  WHERE stored IS NOT NULL
 )""",)),
         """ins AS (
   INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, branch, timestamp, event)
