@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import re
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -59,6 +61,23 @@ async def stored_rows(engine: AsyncEngine, session: Session) -> list[sa.Row[Any]
             {"a": session.app_name, "u": session.user_id, "s": session.id},
         )
         return list(result.all())
+
+
+@contextlib.contextmanager
+def held_statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """The (sql, params) of each statement run on held connections (adk_core.sql.held) inside the block."""
+    run = held._fetchone
+    statements: list[tuple[str, dict[str, Any]]] = []
+
+    async def captured(driver: Any, sql: str, params: Any) -> Any:
+        statements.append((sql, dict(params)))
+        return await run(driver, sql, params)
+
+    monkeypatch.setattr(held, "_fetchone", captured)
+    try:
+        yield statements
+    finally:
+        monkeypatch.setattr(held, "_fetchone", run)
 
 
 async def fill_session(engine: AsyncEngine, app_name: str, user_id: str, session_id: str, count: int) -> None:
@@ -386,16 +405,9 @@ async def test_a_batch_of_plain_events_is_one_statement(
     """Events without a state delta are stored by one statement, with no transaction around it."""
     session = await service.create_session(app_name="app", user_id="u", session_id="onestatement")
     await service.append_event(session, event("r0", 0.5))  # the held connections exist now
-    run = held._fetchone
-    statements: list[str] = []
-
-    async def counted(driver: Any, sql: str, params: Any) -> Any:
-        statements.append(sql)
-        return await run(driver, sql, params)
-
-    monkeypatch.setattr(held, "_fetchone", counted)
-    await service.append_events(session, [event("r1", 1.0), event("r2", 2.0), event("r3", 3.0)])
-    await service.append_events(session, [event("r4", 4.0), event("r5", 5.0, {"k": 5}), event("r6", 6.0)])
+    with held_statements(monkeypatch) as statements:
+        await service.append_events(session, [event("r1", 1.0), event("r2", 2.0), event("r3", 3.0)])
+        await service.append_events(session, [event("r4", 4.0), event("r5", 5.0, {"k": 5}), event("r6", 6.0)])
     assert len(statements) == 1 + 3  # the plain batch; then r4, r5 (its delta) and r6 each alone
     rows = await stored_rows(engine, session)
     assert [(r.id, r.seq) for r in rows] == [(f"r{i}", i + 1) for i in range(7)]
@@ -464,17 +476,9 @@ async def test_appending_new_events_reads_no_stored_event(
     event, through the (session, seq) index: 1 ms for a W1 turn's 8 events in a session of 900."""
     session = await service.create_session(app_name=app_name, user_id="u", session_id="newonly")
     await service.append_event(session, event("n0", 0.5))  # the held connections exist now
-    run = held._fetchone
-    statements: list[tuple[str, Any]] = []
-
-    async def captured(driver: Any, sql: str, params: Any) -> Any:
-        statements.append((sql, dict(params)))
-        return await run(driver, sql, params)
-
-    monkeypatch.setattr(held, "_fetchone", captured)
-    await service.append_events(session, [event("n1", 1.0), event("n2", 2.0), event("n3", 3.0)])  # one plain batch
-    await service.append_event(session, event("n4", 4.0, {"k": 4}))  # one event, with a delta
-    monkeypatch.setattr(held, "_fetchone", run)
+    with held_statements(monkeypatch) as statements:
+        await service.append_events(session, [event("n1", 1.0), event("n2", 2.0), event("n3", 3.0)])  # one plain batch
+        await service.append_event(session, event("n4", 4.0, {"k": 4}))  # one event, with a delta
     assert len(statements) == 2
     async with engine.connect() as conn:
         for sql, params in statements:
@@ -555,17 +559,9 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
         assert long is not None
         await service.append_events(long, [event("r1", 3001.0), event("r2", 3002.0)])
         await service.append_event(long, event("r3", 3003.0, {"k": 3}))
-        run = held._fetchone
-        retried: list[tuple[str, Any]] = []
-
-        async def captured(driver: Any, sql: str, parameters: Any) -> Any:
-            retried.append((sql, dict(parameters)))
-            return await run(driver, sql, parameters)
-
-        monkeypatch.setattr(held, "_fetchone", captured)
-        await service.append_events(long, [event("r1", 3001.0), event("r2", 3002.0)])  # a repeat: goes again with lookups
-        await service.append_event(long, event("r3", 3003.0, {"k": 3}))
-        monkeypatch.setattr(held, "_fetchone", run)
+        with held_statements(monkeypatch) as retried:
+            await service.append_events(long, [event("r1", 3001.0), event("r2", 3002.0)])  # a repeat: again with lookups
+            await service.append_event(long, event("r3", 3003.0, {"k": 3}))
         assert len(retried) == 4  # each first without lookups, refused on the key, then with them
         assert [r.id for r in await stored_rows(engine, long)][-3:] == ["r1", "r2", "r3"]
 
