@@ -84,19 +84,30 @@ class HeldConnections:
             try:
                 if len(statements) == 1:
                     sql = statements[0][0]
-                    row = await _fetchone(driver, *statements[0])
+                    row = _one_row(await _fetchone(driver, *statements[0]))
                     check(0, row)
                     return [row]
                 rows = []
                 async with driver.transaction():
                     for index, (sql, params) in enumerate(statements):
-                        rows.append(await _fetchone(driver, sql, params))
+                        rows.append(_one_row(await _fetchone(driver, sql, params)))
                         check(index, rows[-1])
                 return rows
             except psycopg.Error as e:
-                raise exc.DBAPIError.instance(
-                    sql, None, e, psycopg.Error, hide_parameters=True, connection_invalidated=driver.broken
-                ) from e
+                raise _as_dbapi_error(sql, e, driver) from e
+
+    async def fetch_row_or_none(self, sql: str, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """One statement's first row, or None when it returns no row: a read of something that may
+        not exist (a session), without a pool checkout or SQLAlchemy's result handling."""
+        async with self._connection() as (pooled, driver):
+            if driver is None:
+                conn = await pooled.execution_options(isolation_level="AUTOCOMMIT")
+                row = (await conn.exec_driver_sql(sql, dict(params))).first()
+                return None if row is None else tuple(row)
+            try:
+                return await _fetchone(driver, sql, params)
+            except psycopg.Error as e:
+                raise _as_dbapi_error(sql, e, driver) from e
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[tuple[AsyncConnection, psycopg.AsyncConnection[Any] | None]]:
@@ -167,11 +178,21 @@ class HeldConnections:
                 sync.close()
 
 
-async def _fetchone(driver: psycopg.AsyncConnection[Any], sql: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
+async def _fetchone(driver: psycopg.AsyncConnection[Any], sql: str, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
     cursor = await driver.execute(sql, params)
-    row = await cursor.fetchone()
-    assert row is not None, "the held-connection statements always return one row"
+    return await cursor.fetchone()
+
+
+def _one_row(row: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    assert row is not None, "the statements of fetch_first_rows always return one row"
     return row
+
+
+def _as_dbapi_error(sql: str, error: psycopg.Error, driver: psycopg.AsyncConnection[Any]) -> exc.StatementError:
+    """As the engine raises it, so ``store_errors`` sorts it the same way."""
+    return exc.DBAPIError.instance(
+        sql, None, error, psycopg.Error, hide_parameters=True, connection_invalidated=driver.broken
+    )
 
 
 def _accept(index: int, row: tuple[Any, ...]) -> None:

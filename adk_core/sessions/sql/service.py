@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -149,9 +149,9 @@ class DatabaseSessionService(SqlStore, SessionService):
         params: dict[str, Any] = {"app": app_name, "user": user_id, "sid": session_id}
         no_events = config.num_recent_events == 0
         if no_events:
-            query = q.GET_SESSION
+            sql = _GET_SESSION_SQL
         else:
-            query = q.get_session_with_events(
+            sql = _get_session_sql(
                 config.through_event_id is not None,
                 config.after_timestamp is not None,
                 config.num_recent_events is not None,
@@ -163,11 +163,14 @@ class DatabaseSessionService(SqlStore, SessionService):
                 "after_ts": config.after_timestamp,
                 "n": config.num_recent_events,
             }
-        async with self._engine.connect() as conn:
-            row = (await conn.execute(query, params)).first()
+        # On a held connection: every model call that finds its history uncached, and every run of a
+        # conversation (its first workflow task loads the session), reads through here. A pool
+        # checkout and SQLAlchemy's result handling cost more than the statement; the first
+        # checkout also opened a connection, on whichever turn first continued as new.
+        row = await held_connections(self._engine).fetch_row_or_none(sql, params)
         if row is None:
             return None
-        return self._to_session(row, [] if no_events else self._read_events(row.events))
+        return self._to_session(row, [] if no_events else self._read_events(row[_EVENTS_COLUMN]))
 
     @store_errors
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
@@ -304,18 +307,21 @@ class DatabaseSessionService(SqlStore, SessionService):
             return _EVENT_LIST.validate_json(events_json)  # the plain fast path: one parse
         return [Event.model_validate_json(self._opened(json.dumps(e))) for e in json.loads(events_json)]
 
-    def _to_session(self, row: sa.Row[*tuple[Any, ...]], loaded: list[Event]) -> Session:
+    def _to_session(self, row: Sequence[Any], loaded: list[Event]) -> Session:
+        """A session from a row of ``_SESSION_ROWS``'s columns, in their order (an engine's Row or a
+        held connection's tuple)."""
+        app_name, user_id, session_id, state, update_time, app_state, user_state = row[:_EVENTS_COLUMN]
         return Session(
-            id=row.id,
-            app_name=row.app_name,
-            user_id=row.user_id,
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
             state=merge_state(
-                open_state(row.app_state, self._sealer),
-                open_state(row.user_state, self._sealer),
-                open_state(row.state, self._sealer),
+                open_state(app_state, self._sealer),
+                open_state(user_state, self._sealer),
+                open_state(state, self._sealer),
             ),
             events=loaded,
-            last_update_time=row.update_time,
+            last_update_time=update_time,
         )
 
     @store_errors
@@ -426,6 +432,14 @@ def _already_exists(app_name: str, user_id: str, session_id: str) -> AlreadyExis
 _APPEND_PLAIN_SQL = driver_sql(q.APPEND_PLAIN_EVENTS)
 _APPEND_NEW_PLAIN_SQL = driver_sql(q.APPEND_NEW_PLAIN_EVENTS)
 _CREATE_AND_READ_SQL = driver_sql(q.CREATE_AND_READ_SESSION)
+_GET_SESSION_SQL = driver_sql(q.GET_SESSION)
+_EVENTS_COLUMN = len(q.GET_SESSION.selected_columns)
+"""Where ``get_session_with_events`` puts its ``events`` column: after GET_SESSION's."""
+
+
+@functools.cache
+def _get_session_sql(through: bool, after: bool, last_n: bool, after_id: bool) -> str:
+    return driver_sql(q.get_session_with_events(through, after, last_n, after_id))
 
 
 @functools.cache

@@ -327,7 +327,7 @@ async def test_a_cancelled_append_leaves_nothing(
 
 
 async def test_last_events_of_a_big_session_come_from_the_seq_index(
-    service: DatabaseSessionService, engine: AsyncEngine, app_name: str
+    service: DatabaseSessionService, engine: AsyncEngine, app_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = await service.create_session(app_name=app_name, user_id="u", session_id="big")
     params = {"a": app_name, "u": "u", "s": "big"}
@@ -352,20 +352,10 @@ async def test_last_events_of_a_big_session_come_from_the_seq_index(
         await conn.execute(sa.text("ANALYZE adk_events"))
     await service.append_event(session, event("last", 10001.0))
 
-    statements: list[tuple[str, Any]] = []
-
-    def capture(
-        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
-    ) -> None:
-        statements.append((statement, parameters))
-
-    sa.event.listen(engine.sync_engine, "before_cursor_execute", capture)
-    try:
+    with held_statements(monkeypatch) as statements:
         got = await service.get_session(
             app_name=app_name, user_id="u", session_id="big", config=GetSessionConfig(num_recent_events=20)
         )
-    finally:
-        sa.event.remove(engine.sync_engine, "before_cursor_execute", capture)
     assert got is not None
     assert [e.id for e in got.events] == [f"e{i}" for i in range(9982, 10001)] + ["last"]
     assert got.events[0].text == "message 9982"
