@@ -3,7 +3,9 @@
 Every session commit of a durable turn is one small statement (an event append), run from a model
 or tool activity while the turn's next workflow task runs on the same event loop. Through
 SQLAlchemy, pool checkout and return, the autocommit switch and result handling cost more CPU
-than the statement itself: about 1.1 ms per append against 0.4 ms here (``bench/bench_appends.py``). ``held_connections(engine)`` checks a few connections out of the engine's pool,
+than the statement itself: about 1.1 ms per append against 0.4 ms here (``bench/bench_appends.py``).
+Session reads are one statement too (``fetch_row_or_none``): the last 10 events of a session in 0.33 ms
+against 0.70 through the engine (``bench/bench_session_scale.py``). ``held_connections(engine)`` checks a few connections out of the engine's pool,
 in autocommit, and runs pre-compiled SQL on the psycopg connection underneath: the same database,
 connect arguments and pool limits as the engine (a held connection counts against its pool).
 
