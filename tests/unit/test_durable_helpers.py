@@ -198,3 +198,35 @@ def test_every_payload_converter_shares_one_table_and_needs_no_serialization_con
         [payload] = first.to_payloads([value])
         assert payload.metadata["encoding"] == default.to_payloads([value])[0].metadata["encoding"]
         assert first.from_payloads([payload]) == [value]
+
+
+def test_strings_and_models_skip_the_other_converters_and_encode_as_the_composite_would(
+    monkeypatch: Any,
+) -> None:
+    import enum
+
+    from temporalio.api.common.v1 import WorkflowExecution
+    from temporalio.common import RawValue
+    from temporalio.converter import BinaryNullPayloadConverter, CompositePayloadConverter
+
+    from adk_temporal.activities.contracts import SessionKey
+    from adk_temporal.workflows.converter import AdkPayloadConverter
+
+    class Colour(enum.StrEnum):  # a str subclass: the composite's way, as before
+        RED = "red"
+
+    fast = AdkPayloadConverter()
+    composite = CompositePayloadConverter(*fast.converters.values())
+    model = SessionKey(app_name="a", user_id="u", session_id="s")
+    raw = composite.to_payloads(["raw"])[0]
+    values = [
+        "summary", model, None, b"bytes", WorkflowExecution(workflow_id="w"), RawValue(raw), 7, {"k": [1, None]},
+        Colour.RED, ["x", model],
+    ]
+    assert fast.to_payloads(values) == composite.to_payloads(values)  # the same payloads, in order
+
+    asked: list[Any] = []
+    probe = BinaryNullPayloadConverter.to_payload
+    monkeypatch.setattr(BinaryNullPayloadConverter, "to_payload", lambda self, v: asked.append(v) or probe(self, v))
+    fast.to_payloads(["summary", model, None, 7])
+    assert asked == [None, 7], "a str or a model goes straight to the JSON converter"
