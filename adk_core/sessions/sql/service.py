@@ -170,7 +170,7 @@ class DatabaseSessionService(SqlStore, SessionService):
         row = await held_connections(self._engine).fetch_row_or_none(sql, params)
         if row is None:
             return None
-        return self._to_session(row, [] if no_events else self._read_events(row[_EVENTS_COLUMN]))
+        return self._to_session(row, [] if no_events else self._read_events(row[_SESSION_COLUMNS]))
 
     @store_errors
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
@@ -310,7 +310,7 @@ class DatabaseSessionService(SqlStore, SessionService):
     def _to_session(self, row: Sequence[Any], loaded: list[Event]) -> Session:
         """A session from a row of ``_SESSION_ROWS``'s columns, in their order (an engine's Row or a
         held connection's tuple)."""
-        app_name, user_id, session_id, state, update_time, app_state, user_state = row[:_EVENTS_COLUMN]
+        app_name, user_id, session_id, state, update_time, app_state, user_state = row[:_SESSION_COLUMNS]
         return Session(
             id=session_id,
             app_name=app_name,
@@ -433,8 +433,9 @@ _APPEND_PLAIN_SQL = driver_sql(q.APPEND_PLAIN_EVENTS)
 _APPEND_NEW_PLAIN_SQL = driver_sql(q.APPEND_NEW_PLAIN_EVENTS)
 _CREATE_AND_READ_SQL = driver_sql(q.CREATE_AND_READ_SESSION)
 _GET_SESSION_SQL = driver_sql(q.GET_SESSION)
-_EVENTS_COLUMN = len(q.GET_SESSION.selected_columns)
-"""Where ``get_session_with_events`` puts its ``events`` column: after GET_SESSION's."""
+_SESSION_COLUMNS = len(q.GET_SESSION.selected_columns)
+"""How many columns a session row has (``_statements._SESSION_ROWS``); ``get_session_with_events`` puts
+its ``events`` column right after them."""
 
 
 @functools.cache
