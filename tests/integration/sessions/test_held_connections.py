@@ -15,9 +15,10 @@ from sqlalchemy.pool import NullPool
 
 from adk_core.errors import AdkError
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.sql import held, is_transient
+from adk_core.sql import is_transient
 from adk_core.sql.held import HELD_PER_ENGINE
 from adk_core.types import Content, Event
+from tests.integration.sessions.test_sql_sessions import held_statements
 
 pytestmark = pytest.mark.integration
 
@@ -124,24 +125,17 @@ async def test_session_reads_take_a_held_connection_and_beyond_them_pooled_ones(
     created = [await sessions.create_session(app_name=app_name, user_id="u") for _ in range(12)]
     for s in created:
         await sessions.append_event(s, event(f"{s.id}-1"))
-    on_held: list[str] = []
-    run = held._fetchone
+    with held_statements(monkeypatch) as on_held:
+        assert await stored_ids(sessions, app_name, created[0].id) == [f"{created[0].id}-1"]
+        assert len(on_held) == 1  # one read, on a held connection
+        missing = await sessions.get_session(app_name=app_name, user_id="u", session_id="no-such-session")
+        assert missing is None and len(on_held) == 2
 
-    async def counted(driver: object, sql: str, params: object) -> object:
-        on_held.append(sql)
-        return await run(driver, sql, params)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(held, "_fetchone", counted)
-    assert await stored_ids(sessions, app_name, created[0].id) == [f"{created[0].id}-1"]
-    assert len(on_held) == 1  # one read, on a held connection
-    missing = await sessions.get_session(app_name=app_name, user_id="u", session_id="no-such-session")
-    assert missing is None and len(on_held) == 2
-
-    # Fifteen at once: two on the held connections, the rest on pooled ones; missing ones read None there too.
-    ids = [s.id for s in created] + ["missing-1", "missing-2", "missing-3"]
-    got = await asyncio.gather(*(sessions.get_session(app_name=app_name, user_id="u", session_id=i) for i in ids))
-    assert [[e.id for e in g.events] if g is not None else None for g in got] == (
-        [[f"{i}-1"] for i in ids[:12]] + [None, None, None]
-    )
-    assert 2 < len(on_held) < 2 + len(ids)  # some ran on held connections, not all
+        # Fifteen at once: two on the held connections, the rest on pooled ones; missing ones read None there too.
+        ids = [s.id for s in created] + ["missing-1", "missing-2", "missing-3"]
+        got = await asyncio.gather(*(sessions.get_session(app_name=app_name, user_id="u", session_id=i) for i in ids))
+        assert [[e.id for e in g.events] if g is not None else None for g in got] == (
+            [[f"{i}-1"] for i in ids[:12]] + [None, None, None]
+        )
+        assert 2 < len(on_held) < 2 + len(ids)  # some ran on held connections, not all
     assert engine.sync_engine.pool.checkedout() <= HELD_PER_ENGINE  # type: ignore[attr-defined]
