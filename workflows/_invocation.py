@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
@@ -27,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from ._turn_stream import TurnStream
     from .app_scope import worker_apps
     from .contracts import PendingRequest, SessionWorkflowInput, TurnContinuation, session_workflow_id
+    from .converter import encoded_already
     from .runtime import TemporalRuntime, Waiter
     from .services import (
         DurableArtifactService,
@@ -35,6 +39,8 @@ with workflow.unsafe.imports_passed_through():
         ends_cancelled,
     )
 
+
+R = TypeVar("R", bound=BaseModel)
 
 CANCELLED = "CancelledError"
 CANCELLED_MESSAGE = "the turn was cancelled: its workflow was cancelled"
@@ -230,6 +236,22 @@ class DurableInvoker:
 RESULT_EVENT_BYTES = 128 * 1024
 """At most this much of a turn's events (as JSON) travels in its result; a turn of thousands of
 tool calls returns its newest events and how many it left out (all of them are stored)."""
+
+
+def result_within_budget(make: Callable[[list[Event], int], R], events: list[Event]) -> tuple[R, bytes]:
+    """``make(events, 0)`` (a turn's or a run's result) and its JSON, when that fits RESULT_EVENT_BYTES:
+    nearly every turn, one encode where measuring the events and sending the result took two, and
+    the payload converter sends these bytes (``encoded_already``). Else ``make`` of the newest events
+    that fit (``bounded_tail``) and how many it leaves out. The JSON is what our converter sends."""
+    result = make(events, 0)
+    data = to_json(result, exclude_none=True)
+    if len(data) > RESULT_EVENT_BYTES:
+        kept, left_out = bounded_tail(events, RESULT_EVENT_BYTES)
+        if left_out:
+            result = make(kept, left_out)
+            data = to_json(result, exclude_none=True)
+    encoded_already(result, data)
+    return result, data
 
 
 def bounded_tail(events: list[Event], budget: int = RESULT_EVENT_BYTES) -> tuple[list[Event], int]:

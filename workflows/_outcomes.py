@@ -24,6 +24,25 @@ FRESH_OUTCOMES = 2
 """The newest turns also kept as objects: their senders are answered from these, without a decode."""
 
 
+_OUTCOME_FIELDS = ("message_id", "result", "error_type", "error_message", "failed_events", "failed_events_omitted")
+_SPLICEABLE = tuple(TurnOutcome.model_fields) == _OUTCOME_FIELDS
+"""Whether ``outcome_json`` knows TurnOutcome's fields: a field added since makes it encode in full."""
+
+
+def outcome_json(outcome: TurnOutcome, result_json: bytes | None = None) -> bytes:
+    """The bytes our payload converter would send for ``outcome`` (None fields left out: they default
+    to None). A successful turn's is spliced from its result's JSON (``result_json``, which the turn
+    computed to measure and send its result), without encoding the turn's events a second time."""
+    if (
+        result_json is None or not _SPLICEABLE or outcome.error_type is not None or outcome.error_message is not None
+        or outcome.failed_events or outcome.failed_events_omitted
+    ):
+        return to_json(outcome, exclude_none=True)
+    return b'{"message_id":%s,"result":%s,"failed_events":[],"failed_events_omitted":0}' % (
+        to_json(outcome.message_id), result_json,
+    )
+
+
 class KeptOutcomes:
     """The newest ``keep`` finished turns by message id, oldest first (a repeated id keeps its place)."""
 
@@ -32,10 +51,10 @@ class KeptOutcomes:
         self._json: OrderedDict[str, bytes] = OrderedDict()
         self._fresh: OrderedDict[str, TurnOutcome] = OrderedDict()
 
-    def add(self, outcome: TurnOutcome) -> None:
+    def add(self, outcome: TurnOutcome, result_json: bytes | None = None) -> None:
+        """Keep ``outcome``; ``result_json``: its result's JSON, when the caller has it already."""
         message_id = outcome.message_id
-        # The bytes our payload converter would send (None fields left out: they default to None).
-        self._json[message_id] = to_json(outcome, exclude_none=True)
+        self._json[message_id] = outcome_json(outcome, result_json)
         self._fresh[message_id] = outcome
         self._fresh.move_to_end(message_id)
         while len(self._fresh) > FRESH_OUTCOMES:

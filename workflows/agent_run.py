@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.agent_tool import run_agent_as_tool
     from adk_core.types import Event
 
-    from ._invocation import DurableInvoker, bounded_tail, check_reply, pending_requests
+    from ._invocation import DurableInvoker, check_reply, pending_requests, result_within_budget
     from ._simulator import SimulatorMailbox, SimulatorUpdates
     from .app_scope import worker_apps
     from .contracts import (
@@ -75,11 +75,15 @@ class AgentRunWorkflow(SimulatorUpdates):
             before = (resumed.events_before if resumed else 0) + len(self._events)
             continuation = outgrown.continuation.model_copy(update={"events_before": before})
             workflow.continue_as_new(input.model_copy(update={"message": None, "continuation": continuation}))
-        events, left_out = bounded_tail(self._events)
-        return AgentRunResult(
-            session_id=input.session_id, invocation_id=invocation_id, events=events, final_text=final_text(events),
-            events_omitted=left_out + (resumed.events_before if resumed else 0),
+        before = resumed.events_before if resumed else 0
+        result, _ = result_within_budget(
+            lambda events, left_out: AgentRunResult(
+                session_id=input.session_id, invocation_id=invocation_id, events=events, final_text=final_text(events),
+                events_omitted=left_out + before,
+            ),
+            self._events,
         )
+        return result
 
     async def _wait(self, kind: str, call_id: str) -> Any:
         await workflow.wait_condition(lambda: call_id in self._replies)

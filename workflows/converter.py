@@ -30,10 +30,24 @@ from temporalio.converter import (
 
 from adk_temporal.activities.contracts import MAX_PAYLOAD_BYTES, payload_too_large
 
+_encoded: tuple[object, bytes] = (object(), b"")
+"""The one value whose JSON its caller computed already (``encoded_already``), and that JSON."""
+
+
+def encoded_already(value: BaseModel, data: bytes) -> None:
+    """Tell the converter that ``data`` is ``to_json(value, exclude_none=True)``, computed by a caller
+    that needed the bytes anyway (a turn's result is measured and kept as JSON before its update
+    returns it): the next payload made of this very object sends ``data`` instead of encoding it
+    again. One slot for the process, matched by identity, so a value made since, in this workflow or
+    another one's thread, is simply encoded. The caller must not change ``value`` after this."""
+    global _encoded
+    _encoded = (value, data)
+
 
 class CompactPydanticJSONConverter(PydanticJSONPlainPayloadConverter):
     def to_payload(self, value: Any) -> Payload:
-        data = to_json(value, exclude_none=True)
+        known = _encoded  # one read: another thread may replace the slot meanwhile
+        data = known[1] if known[0] is value else to_json(value, exclude_none=True)
         if len(data) > MAX_PAYLOAD_BYTES:
             raise payload_too_large(len(data))
         payload = Payload(data=data)

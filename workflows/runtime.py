@@ -157,7 +157,10 @@ class TemporalRuntime:
         # A replay-safe tracer provider (adk_temporal.tracing) starts spans on replay too, at their
         # time in history and with the ids they had, and ends each once, live: a span still open
         # when the workflow was evicted (or its worker died) ends with its real duration. Any other
-        # provider gets no spans on replay, so nothing is emitted twice.
+        # provider gets no spans on replay, so nothing is emitted twice. Tracing off (most workers):
+        # no span either way, asked first (a replay asks the provider for every span otherwise).
+        if not telemetry.tracing_enabled():
+            return _NO_SPAN
         if workflow.unsafe.is_replaying() and not _replay_safe_tracing():
             return contextlib.nullcontext()
         return telemetry.start_span(name, attributes)
@@ -447,6 +450,7 @@ class TemporalRuntime:
 
 
 _replay_safe: tuple[object, bool] = (object(), False)
+_NO_SPAN = contextlib.nullcontext()
 
 
 def _replay_safe_tracing() -> bool:

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         log_warning,
         pending_requests,
         reply_content,
+        result_within_budget,
         session_refusal,
     )
     from ._outcomes import KeptOutcomes
@@ -277,6 +278,7 @@ class SessionWorkflow:
         # The Temporal UI's "current details": the conversation's latest message and its turn.
         workflow.set_current_details(turn_details(turn, message.message, "running"))
         omitted = 0
+        result_json: bytes | None = None
         try:
             try:
                 invocation_id = await invoker.invoke(
@@ -286,10 +288,12 @@ class SessionWorkflow:
                 )
             except TurnOutgrewRun as outgrown:
                 invocation_id, omitted = await self._finish_in_child(invoker, message, outgrown.continuation)
-            events, left_out = bounded_tail(self._turn_events)
-            outcome.result = TurnResult(
-                invocation_id=invocation_id, events=events, final_text=final_text(events), message_id=message_id,
-                events_omitted=omitted + left_out,
+            outcome.result, result_json = result_within_budget(
+                lambda events, left_out: TurnResult(
+                    invocation_id=invocation_id, events=events, final_text=final_text(events), message_id=message_id,
+                    events_omitted=omitted + left_out,
+                ),
+                self._turn_events,
             )
             self._remember(message_id, invocation_id)
         except Exception as e:  # noqa: BLE001  (a turn fails alone; the conversation goes on)
@@ -313,7 +317,7 @@ class SessionWorkflow:
             invoker.trim()
         state = "done" if outcome.result is not None else f"failed: {outcome.error_type}"
         workflow.set_current_details(turn_details(turn, message.message, state))
-        self._keep(outcome)
+        self._keep(outcome, result_json)
 
     async def _finish_in_child(
         self, invoker: DurableInvoker, message: SendMessage, continuation: TurnContinuation
@@ -348,8 +352,8 @@ class SessionWorkflow:
         while len(self._done) > KEEP_DONE_IDS:
             self._done.popitem(last=False)
 
-    def _keep(self, outcome: TurnOutcome) -> None:
-        self._outcomes.add(outcome)
+    def _keep(self, outcome: TurnOutcome, result_json: bytes | None = None) -> None:
+        self._outcomes.add(outcome, result_json)
 
     def _carry(self) -> CarriedTurns:
         # The newest outcomes, within a byte budget: the next run's input is one payload.

@@ -38,3 +38,32 @@ def test_a_results_events_after_an_index_say_where_they_start() -> None:
     assert [([e.id for e in got], first) for got, first in slices] == [
         (["e6", "e7", "e8", "e9"], 6), (["e8", "e9"], 8), ([], 10),
     ], "from 0: the result starts at 6 (0-5 were left out); from 8: where the client is"
+
+
+def test_a_result_within_budget_is_encoded_once_and_the_converter_sends_those_bytes(monkeypatch) -> None:
+    from adk_temporal.workflows import _invocation
+    from adk_temporal.workflows.converter import AdkPayloadConverter
+
+    def make(kept: list[Event], left_out: int) -> TurnResult:
+        return TurnResult(invocation_id="i", events=kept, final_text="done", message_id="m", events_omitted=left_out)
+
+    events = [_event(i) for i in range(8)]
+    result, data = _invocation.result_within_budget(make, events)
+    assert result == make(events, 0) and data == to_json(result, exclude_none=True)
+    encodes: list[object] = []
+    from adk_temporal.workflows import converter
+
+    def counting(value, **kw):
+        encodes.append(value)
+        return to_json(value, **kw)
+
+    monkeypatch.setattr(converter, "to_json", counting)
+    converter_ = AdkPayloadConverter()
+    assert converter_.to_payloads([result])[0].data == data and encodes == [], "sent as measured, not encoded again"
+    equal_copy = result.model_copy()
+    assert converter_.to_payloads([equal_copy])[0].data == data and encodes == [equal_copy], "another object: encoded"
+
+    monkeypatch.setattr(_invocation, "RESULT_EVENT_BYTES", 2_000)  # a long turn: its newest events that fit
+    big, big_data = _invocation.result_within_budget(make, [_event(i) for i in range(40)])
+    assert big.events_omitted > 0 and [e.id for e in big.events] == [f"e{i}" for i in range(big.events_omitted, 40)]
+    assert big_data == to_json(big, exclude_none=True) and len(to_json(big.events, exclude_none=True)) <= 2_000

@@ -83,3 +83,17 @@ def _tracked_reachable(root: object) -> int:
         seen.add(id(obj))
         todo.extend(o for o in gc.get_referents(obj) if gc.is_tracked(o))
     return len(seen)
+
+
+def test_a_turn_kept_with_its_results_json_keeps_the_same_bytes_as_one_encoded_in_full() -> None:
+    """The turn's result is encoded once (to measure and send it); the kept JSON is spliced from it."""
+    for message_id in ("m1", 'quote " and back\\slash', "é ✓ 日本", ""):
+        turn = _turn(1).model_copy(update={"message_id": message_id})
+        with_json, alone = KeptOutcomes(keep=3), KeptOutcomes(keep=3)
+        with_json.add(turn, to_json(turn.result, exclude_none=True))
+        alone.add(turn)
+        assert with_json._json[message_id] == alone._json[message_id] == to_json(turn, exclude_none=True)
+    failed = TurnOutcome(message_id="bad", error_type="ModelError", error_message="429")
+    kept = KeptOutcomes(keep=3)
+    kept.add(failed, b'{"not":"this turn"}')  # a failed turn has no result: its given JSON is ignored
+    assert kept._json["bad"] == to_json(failed, exclude_none=True)
