@@ -389,7 +389,10 @@ class AdkActivities:
             history = contents_for_ref(events, ref.agent_name, ref.branch, True, later=later)
         else:
             history = self._contents.contents(key, events, ref.agent_name, ref.branch, later=later)
-        return request.model_copy(update={"contents": history + request.contents, "history": None})
+        # In place: the request was decoded for this call alone (a copy would cost a model_copy a call).
+        request.contents = history + request.contents
+        request.history = None
+        return request
 
     @activity.defn(name=SUMMARIZE_EVENTS)
     @_fail_fast_on_adk_errors
