@@ -34,7 +34,8 @@ def outcome_json(outcome: TurnOutcome, result_json: bytes | None = None) -> byte
     to None). A successful turn's is spliced from its result's JSON (``result_json``, which the turn
     computed to measure and send its result), without encoding the turn's events a second time."""
     if (
-        result_json is None or not _SPLICEABLE or outcome.error_type is not None or outcome.error_message is not None
+        result_json is None or not _SPLICEABLE or outcome.result is None
+        or outcome.error_type is not None or outcome.error_message is not None
         or outcome.failed_events or outcome.failed_events_omitted
     ):
         return to_json(outcome, exclude_none=True)

@@ -75,11 +75,11 @@ class AgentRunWorkflow(SimulatorUpdates):
             before = (resumed.events_before if resumed else 0) + len(self._events)
             continuation = outgrown.continuation.model_copy(update={"events_before": before})
             workflow.continue_as_new(input.model_copy(update={"message": None, "continuation": continuation}))
-        before = resumed.events_before if resumed else 0
+        made_by_earlier_runs = resumed.events_before if resumed else 0
         result, _ = result_within_budget(
             lambda events, left_out: AgentRunResult(
                 session_id=input.session_id, invocation_id=invocation_id, events=events, final_text=final_text(events),
-                events_omitted=left_out + before,
+                events_omitted=left_out + made_by_earlier_runs,
             ),
             self._events,
         )

@@ -159,10 +159,8 @@ class TemporalRuntime:
         # when the workflow was evicted (or its worker died) ends with its real duration. Any other
         # provider gets no spans on replay, so nothing is emitted twice. Tracing off (most workers):
         # no span either way, asked first (a replay asks the provider for every span otherwise).
-        if not telemetry.tracing_enabled():
+        if not telemetry.tracing_enabled() or (workflow.unsafe.is_replaying() and not _replay_safe_tracing()):
             return _NO_SPAN
-        if workflow.unsafe.is_replaying() and not _replay_safe_tracing():
-            return contextlib.nullcontext()
         return telemetry.start_span(name, attributes)
 
     # --- sessions ---------------------------------------------------------------------------
