@@ -4,13 +4,17 @@ Starts its own stack (tuned headless dev server, embedded Postgres with fsync of
 worker), then sends ONE message to a SessionWorkflow whose scripted model calls the tool
 ``step(i)`` ``--calls`` times in a row and then answers "done" (max_llm_calls raised to allow it).
 
-Reported: wall time of the turn; for every run of the conversation's workflow (continue-as-new
+Reported: wall time and this process's CPU time for the turn (the worker and a thin client); the
+workflow tasks' thread CPU, median by fifth of the turn (a step that costs the same at the turn's
+end as at its start keeps the turn linear in its tool calls: temporalio's
+``_RunningWorkflow.activate`` is wrapped to time them); for every run of the conversation's workflow (continue-as-new
 makes more than one): history events and bytes; the largest single history event (an upper bound
 on the largest payload, since a payload travels inside one event) against Temporal's 512 KB
 payload warning and 2 MB payload limit; per-run events and bytes against the 10,240-event /
 10 MB history warnings (50K events / 50 MB hard limits). Also the same per 1,000 calls.
 
 Run:  cd /work/main && .venv/bin/python -m bench.bench_long_turn --calls 1000
+Writes bench/results/long-turn-<calls>.json.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import sys
 import time
 import uuid
@@ -31,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))  # _stack, also under python -m bench.be
 from _stack import bench_stack  # noqa: E402
 from temporalio.api.history.v1 import History  # noqa: E402
 from temporalio.client import Client  # noqa: E402
+from temporalio.worker import _workflow as temporal_workflow_worker  # noqa: E402
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel  # noqa: E402
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn  # noqa: E402
@@ -64,6 +70,34 @@ def long_turn_app(calls: int) -> App:
     return App(name=APP, root_agent=agent)
 
 
+class ActivationTimes:
+    """Thread CPU of each workflow activation (temporalio's ``_RunningWorkflow.activate``), in order."""
+
+    def __init__(self) -> None:
+        self.us: list[float] = []
+        self._original = temporal_workflow_worker._RunningWorkflow.activate
+
+    def __enter__(self) -> ActivationTimes:
+        original, times = self._original, self.us
+
+        def timed(running: Any, activation: Any) -> Any:
+            started = time.thread_time_ns()
+            try:
+                return original(running, activation)
+            finally:
+                times.append((time.thread_time_ns() - started) / 1e3)
+
+        temporal_workflow_worker._RunningWorkflow.activate = timed  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        temporal_workflow_worker._RunningWorkflow.activate = self._original  # type: ignore[method-assign]
+
+    def median_by_fifth(self) -> list[float]:
+        fifth = len(self.us) // 5
+        return [round(statistics.median(self.us[i * fifth:(i + 1) * fifth]), 1) for i in range(5)] if fifth else []
+
+
 async def run_histories(client: Client, workflow_id: str) -> list[dict[str, Any]]:
     runs = []
     # The conversation's runs and those of the child that finishes a turn outgrowing one run
@@ -92,9 +126,10 @@ async def bench(calls: int) -> dict[str, Any]:
         worker = build_worker(client, [long_turn_app(calls)], task_queue=TASK_QUEUE, **stack.services)
         async with worker:
             session = f"s-{uuid.uuid4().hex[:8]}"
-            t0 = time.perf_counter()
-            result = await adk.send(APP, "u1", session, "go", max_llm_calls=calls + 10)
-            wall = time.perf_counter() - t0
+            with ActivationTimes() as activations:
+                t0, cpu0 = time.perf_counter(), time.process_time()
+                result = await adk.send(APP, "u1", session, "go", max_llm_calls=calls + 10)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             assert result.final_text == "done", result.final_text
             sessions = stack.services["session_service"]
             stored = await sessions.get_session(app_name=APP, user_id="u1", session_id=session)
@@ -107,6 +142,9 @@ async def bench(calls: int) -> dict[str, Any]:
     return {
         "calls": calls,
         "wall_seconds": wall,
+        "process_cpu_seconds": cpu,
+        "workflow_task_cpu_us_median_by_fifth": activations.median_by_fifth(),
+        "workflow_tasks": len(activations.us),
         "stored_session_events": len(stored.events),
         "runs": runs,
         "history_events": total_events,

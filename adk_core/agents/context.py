@@ -20,11 +20,18 @@ from .run_config import RunConfig
 
 if TYPE_CHECKING:
     from ..artifacts import ArtifactService
+    from ..flow.incremental import InvocationMemo
     from ..memory import MemoryService, SearchMemoryResponse
     from ..plugins.manager import PluginManager
     from ..runtime import Runtime
     from ..sessions import Session, SessionService
     from .base import BaseAgent
+
+
+def _invocation_memo() -> InvocationMemo:
+    from ..flow.incremental import InvocationMemo  # the flow imports this module
+
+    return InvocationMemo()
 
 
 class _LlmCallCounter:
@@ -56,6 +63,9 @@ class InvocationContext:
     and for scratch sessions (an AgentTool's)."""
     end_invocation: bool = False
     _llm_calls: _LlmCallCounter = dataclasses.field(default_factory=_LlmCallCounter)
+    flow_memo: InvocationMemo = dataclasses.field(default_factory=_invocation_memo, repr=False, compare=False)
+    """What the flow derived from the session's events so far (adk_core.flow.incremental); shared,
+    like the model call count, by the invocation's agents and branches (``for_agent``, ``for_branch``)."""
 
     @property
     def app_name(self) -> str:

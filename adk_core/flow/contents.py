@@ -196,10 +196,15 @@ def summary_content(compaction: EventCompaction) -> Content:
 
 def current_turn_events(events: list[Event]) -> list[Event]:
     """Events from the latest user message on: what ``include_contents="none"`` shows."""
+    return events[current_turn_start(events):]
+
+
+def current_turn_start(events: Sequence[Event]) -> int:
+    """Where ``current_turn_events`` begins: the latest user message with text, or 0."""
     for i in range(len(events) - 1, -1, -1):
         if events[i].author == "user" and events[i].text:
-            return events[i:]
-    return events
+            return i
+    return 0
 
 
 def contents_for_ref(

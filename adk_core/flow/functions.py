@@ -31,15 +31,13 @@ def ensure_call_ids(ctx: InvocationContext, event: Event) -> None:
     """Give every function call an id unique in its invocation, so responses pair up and
     ``ToolContext.idempotency_key`` tells calls apart. Some providers omit ids; some
     OpenAI-compatible servers repeat them (``call_0`` on every turn): those get fresh ones."""
-    seen: set[str] = set()
-    for past in reversed(ctx.session.events):
-        if past.invocation_id != ctx.invocation_id:
-            break  # an invocation's events are the newest ones
-        seen.update(c.id for c in past.function_calls() if c.id)
+    # The ids the invocation's events hold, kept up to date a step at a time (adk_core.flow.incremental).
+    seen = ctx.flow_memo.call_ids(ctx.session.events, ctx.invocation_id)
+    given: set[str] = set()
     for call in event.function_calls():
-        if not call.id or call.id in seen:
+        if not call.id or call.id in seen or call.id in given:
             call.id = CALL_ID_PREFIX + ctx.runtime.new_id()
-        seen.add(call.id)
+        given.add(call.id)
 
 
 def long_running_ids(event: Event, tools: dict[str, BaseTool]) -> list[str] | None:

@@ -19,7 +19,7 @@ from ..tools.builtin import TransferToAgentTool
 from ..types import Event, EventActions
 from ..types.event import CallbackResponse, ModelOutput
 from . import history
-from .contents import build_contents, current_turn_events
+from .contents import current_turn_start
 from .functions import (
     confirmation_replies,
     confirmation_request_event,
@@ -63,13 +63,11 @@ def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) 
     runtime may send by reference too (adk_core.flow.history).
     """
     loaded = ctx.session.events
-    events = loaded
     current_turn_only = agent.include_contents == "none"
-    whole_turn_loaded = False
-    if current_turn_only:
-        events = current_turn_events(loaded)
-        whole_turn_loaded = bool(events) and events[0].author == "user"
-    request.contents = build_contents(events, agent.name, ctx.branch)
+    start = current_turn_start(loaded) if current_turn_only else 0
+    whole_turn_loaded = current_turn_only and start < len(loaded) and loaded[start].author == "user"
+    # Only the events appended since the last step are built (adk_core.flow.incremental).
+    request.contents = ctx.flow_memo.contents(loaded, start, agent.name, ctx.branch)
     if not ctx.runtime_stores_session:
         return
     cursor = ctx.runtime.history_cursor(ctx)

@@ -1,0 +1,89 @@
+"""What an invocation's flow derives from its session's events, derived once per event.
+
+Every model call of an invocation is given the contents of all the session's loaded events, and
+every model response's function calls get ids unique among the invocation's events
+(``ensure_call_ids``). Derived anew at each step, both cost a step in proportion to the events so
+far: a turn of n tool calls cost n² (a 300-call turn's last workflow tasks took three times its
+first ones). During an invocation events are only appended, so ``InvocationMemo`` keeps what it
+derived from a prefix of the session's event list and, at the next step, derives only what was
+appended since. Another list, a list trimmed or reordered under it, or a compaction among the new
+events (it may cover older ones) is derived from scratch, as before.
+
+The memo hands out the same contents the full build would (the same objects where the build
+returns an event's own content), in a new list each time: callers add to and edit their list.
+Events are not edited once in the session; a content the flow built (a filtered or retold one) is
+kept and handed out again by later steps.
+"""
+
+from __future__ import annotations
+
+from ..types import Content, Event
+from .contents import build_contents
+
+
+class _Prefix:
+    """``events[start:count]`` of one list, recognised again by identity: the list itself and the
+    first and last of those events."""
+
+    __slots__ = ("events", "start", "count", "first", "last")
+
+    def __init__(self, events: list[Event], start: int) -> None:
+        self.events = events
+        self.start = start
+        self.count = len(events)
+        self.first = events[start] if start < len(events) else None
+        self.last = events[-1] if events else None
+
+    def grown_into(self, events: list[Event], start: int) -> bool:
+        """Whether ``events[start:]`` begins with this prefix (the same list, only appended to)."""
+        if self.events is not events or self.start != start or len(events) < self.count:
+            return False
+        if self.count <= start:
+            return True
+        return events[start] is self.first and events[self.count - 1] is self.last
+
+
+class InvocationMemo:
+    """One per invocation (``InvocationContext``), shared by its agents and branches."""
+
+    __slots__ = ("_contents", "_call_ids")
+
+    def __init__(self) -> None:
+        self._contents: dict[tuple[str, str | None], tuple[_Prefix, list[Content]]] = {}
+        self._call_ids: tuple[_Prefix, str, set[str]] | None = None
+
+    def contents(self, events: list[Event], start: int, agent_name: str, branch: str | None) -> list[Content]:
+        """``build_contents(events[start:], agent_name, branch)``, a new list each call."""
+        key = (agent_name, branch)
+        kept = self._contents.get(key)
+        if kept is not None and kept[0].grown_into(events, start):
+            prefix, built = kept
+            new = events[max(prefix.count, start):]
+            if not any(e.actions.compaction is not None for e in new):
+                built.extend(build_contents(new, agent_name, branch))
+                self._contents[key] = (_Prefix(events, start), built)
+                return list(built)
+        # A compaction decides what the events before it show: those are built again with it.
+        built = build_contents(events[start:], agent_name, branch)
+        self._contents[key] = (_Prefix(events, start), built)
+        return list(built)
+
+    def call_ids(self, events: list[Event], invocation_id: str) -> set[str]:
+        """The ids of the function calls in the newest of ``events`` that ``invocation_id`` made (up
+        to the newest event of another invocation). The caller must not change the set."""
+        kept = self._call_ids
+        if kept is not None and kept[1] == invocation_id and kept[0].grown_into(events, 0):
+            prefix, _, seen = kept
+            new = events[prefix.count:]
+        else:
+            seen, new = set(), events
+        for event in new:
+            if event.invocation_id != invocation_id:
+                seen = set()  # an invocation's events are the newest ones: the older ones are another's
+                continue
+            seen.update(call.id for call in event.function_calls() if call.id)
+        self._call_ids = (_Prefix(events, 0), invocation_id, seen)
+        return seen
+
+
+__all__ = ["InvocationMemo"]
