@@ -39,7 +39,7 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.worker import _workflow as temporal_workflow_worker  # noqa: E402
 
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel  # noqa: E402
-from adk_core.models import function_call_response, text_response, tool_responses_this_turn  # noqa: E402
+from adk_core.models import function_call_response, text_response  # noqa: E402
 from adk_temporal.worker import build_worker  # noqa: E402
 from adk_temporal.workflows import session_workflow_id  # noqa: E402
 from adkt.client import AdkClient, connect  # noqa: E402
@@ -59,10 +59,15 @@ async def step(i: int) -> dict:
 
 
 def long_turn_app(calls: int) -> App:
-    """A model that calls step(0), step(1), ... step(calls - 1), one per model call, then says done."""
+    """A model that calls step(0), step(1), ... step(calls - 1), one per model call, then says done.
+    It reads only the newest content (the last step's result), so the bench's own model does the
+    same work at every call; counting the turn's tool results at every call (as W1's script does)
+    would cost it time in proportion to the turn so far, which is the harness, not the framework."""
 
     def script(request: LlmRequest) -> LlmResponse:
-        n = len(tool_responses_this_turn(request))
+        newest = request.contents[-1]
+        done = next((p.function_response.response for p in newest.parts if p.function_response is not None), None)
+        n = 0 if done is None else done["done"] + 1
         return function_call_response("step", {"i": n}) if n < calls else text_response("done")
 
     agent = LlmAgent(name="worker", model=ScriptedModel(script, name="long-turn-scripted"),

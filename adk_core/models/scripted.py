@@ -18,12 +18,15 @@ ScriptFunction = Callable[[LlmRequest], ScriptItem | Awaitable[ScriptItem]]
 def tool_responses_this_turn(request: LlmRequest) -> list[dict[str, Any]]:
     """The tool results the request carries since the user's latest words (the newest user content
     with text), oldest first: what a script function usually decides its next answer by."""
-    found: list[dict[str, Any]] = []
+    newest_first: list[dict[str, Any]] = []
     for content in reversed(request.contents):
         if content.role == "user" and any(p.text for p in content.parts):
             break
-        found[:0] = [p.function_response.response for p in content.parts if p.function_response is not None]
-    return found
+        # Gathered newest first and turned round once: putting each at the front instead made a
+        # turn of n tool calls cost n² a model call (bench_long_turn's own model spent most of it).
+        newest_first.extend(reversed([p.function_response.response for p in content.parts if p.function_response is not None]))
+    newest_first.reverse()
+    return newest_first
 
 
 def text_response(text: str) -> LlmResponse:
