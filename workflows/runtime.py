@@ -62,6 +62,9 @@ before takes the id of a response's event after the call, and commits the answer
 FLUSH_BEFORE_WAIT_PATCH = "flush-deferred-before-wait"
 """A run stores what its model calls left unstored before it waits for a person (wait_for); runs
 recorded before wait without storing."""
+DEFER_ONCE_A_TURN_PATCH = "defer-a-turns-first-events-only"
+"""Once a turn's events outgrow one deferred write (DEFER_MAX_EVENTS, DEFER_MAX_AGE_S), its later
+model calls store what they carry instead of deferring again. Runs recorded before defer again."""
 DEFER_MAX_EVENTS = 32
 """At most this many events ride along unstored (ModelCallInput.defer_commit): each activity of
 the turn carries them all, so its input grows with them."""
@@ -126,6 +129,8 @@ class TemporalRuntime:
         self._deferring = False
         """The last model call left its events unstored (ModelCallInput.defer_commit): the tools it
         called carry none (nothing of them is being written), which keeps their inputs small."""
+        self._outgrew_deferring: str | None = None
+        """The invocation whose events outgrew one deferred write: its model calls store as they go."""
         self.app_compacts = False
         """The app compacts its events (set by DurableInvoker): its model calls store what they carry,
         since a compaction stored after a history reference must be found in the store."""
@@ -253,7 +258,7 @@ class TemporalRuntime:
             commit=commits,
             commit_after=after,
             answer=answer,
-            defer_commit=self._defers(commits, after, answer),
+            defer_commit=self._defers(ctx, commits, after, answer),
         )
         self._deferring = call.defer_commit
         execution = ctx.agent.execution
@@ -305,15 +310,22 @@ class TemporalRuntime:
         _, event_id, stored_at = entry
         return event_id, stored_at if stored_at is not None else self.now()
 
-    def _defers(self, commits: list[Event], after: str | None, answer: c.AnswerSlot | None) -> bool:
+    def _defers(self, ctx: InvocationContext, commits: list[Event], after: str | None,
+                answer: c.AnswerSlot | None) -> bool:
         """Whether the call may leave its events unstored unless it stores the answer (ModelCallInput.
         defer_commit): a turn's events then reach the store in one write, with its answer, instead
         of one write per model call. Only while few and recent (DEFER_MAX_EVENTS, DEFER_MAX_AGE_S):
-        a long turn's events are stored as it goes, the way readers of the session expect them."""
-        return (
-            answer is not None and after is not None and 0 < len(commits) <= DEFER_MAX_EVENTS
-            and self.now() - commits[0].timestamp <= DEFER_MAX_AGE_S and not self.app_compacts
-        )
+        a long turn's events are stored as it goes, the way readers of the session expect them.
+        And only for a turn's first events: deferring again after that write would make every later
+        call carry up to DEFER_MAX_EVENTS events, doubling a long turn's history for no time saved
+        (docs/scaling.md, "Long turns")."""
+        if answer is None or after is None or not commits or self.app_compacts:
+            return False
+        if len(commits) > DEFER_MAX_EVENTS or self.now() - commits[0].timestamp > DEFER_MAX_AGE_S:
+            self._outgrew_deferring = ctx.invocation_id
+            return False
+        # The patch is asked only in a turn that outgrew its write: other histories stay as they were.
+        return not (self._outgrew_deferring == ctx.invocation_id and workflow.patched(DEFER_ONCE_A_TURN_PATCH))
 
     def _answer_slot(self, ctx: InvocationContext, stream: bool) -> c.AnswerSlot | None:
         """Where the call stores its response, when that is the agent's answer: the event the engine

@@ -360,6 +360,32 @@ async def test_a_long_turn_stores_its_events_as_it_goes(durable_stack: DurableSt
     assert stored.events[-41:] == result.events, "every event stored once, in the turn's order"
 
 
+async def test_a_long_turn_defers_only_its_first_events(durable_stack: DurableStack) -> None:
+    """Once a turn's events outgrow one deferred write, its later calls store what they carry: were
+    they to defer again, each would carry up to DEFER_MAX_EVENTS events (a long turn's history twice
+    the size, docs/scaling.md, "Long turns")."""
+    app = durable_stack.register(_app(_adding(40)))  # 81 events
+    client = durable_stack.client
+
+    result = await asyncio.wait_for(client.send(app.name, "u", "s", "add forty times"), timeout=90)
+
+    assert result.final_text == "40 sums"
+    history = await client.client.get_workflow_handle(session_workflow_id(app.name, "u", "s")).fetch_history()
+    calls = [
+        json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data) for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == c.GENERATE_CONTENT
+    ]
+    assert len(calls) == 41
+    deferred = [call["defer_commit"] for call in calls]
+    outgrown = deferred.index(False)
+    assert 0 < outgrown and all(deferred[:outgrown]) and not any(deferred[outgrown:]), deferred
+    carried = [len(call.get("commit", [])) for call in calls[outgrown + 1:]]
+    assert max(carried) <= 4, f"each later call carries what the step before made, not the turn: {carried}"
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
+    assert stored is not None
+    assert stored.events == [*stored.events[:1], *result.events] and stored.events[0].text == "add forty times"
+
+
 async def test_a_deferred_call_whose_result_is_lost_is_retried_and_the_turn_stored_once(
     durable_stack: DurableStack,
 ) -> None:

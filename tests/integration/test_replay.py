@@ -59,6 +59,19 @@ def test_the_answer_stored_history_holds_the_patch_and_turns_without_a_commit_of
     assert len(updates) == 2
 
 
+def _patches(name: str) -> list[bytes]:
+    history = load_history(record_histories.HISTORIES / name)
+    markers = [e.marker_recorded_event_attributes for e in history.events if e.HasField("marker_recorded_event_attributes")]
+    return [m.details["patch-data"].payloads[0].data for m in markers if m.marker_name == "core_patch"]
+
+
+def test_the_long_turns_are_recorded_deferring_once_and_deferring_again() -> None:
+    """long_turn's model calls stop deferring once its events outgrew one write (the patch marker is
+    there); long_turn_deferring_again was recorded before that and replays the old way."""
+    assert any(b"defer-a-turns-first-events-only" in data for data in _patches("long_turn.json.gz"))
+    assert not any(b"defer-a-turns-first-events-only" in data for data in _patches("long_turn_deferring_again.json.gz"))
+
+
 def test_workflow_ids_are_read_from_the_histories() -> None:
     from adk_temporal.workflows import session_workflow_id
 
