@@ -14,6 +14,7 @@ import pytest
 from adk_core import App, LlmAgent, LlmRequest, LlmResponse, ScriptedModel
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_temporal.workflows import agent_run, session, session_workflow_id
+from adkt.client import TurnFailedError
 from tests.integration.conftest import DurableStack
 
 pytestmark = pytest.mark.integration
@@ -73,3 +74,20 @@ async def test_a_turn_of_many_tool_calls_stays_within_temporals_limits(
         assert count < min(RUN_EVENTS_WARNING / 2, run_budget + 100), (workflow_id, count)
         assert len(raw) < RUN_BYTES_WARNING / 2, (workflow_id, len(raw))
         assert largest < PAYLOAD_WARNING, (workflow_id, largest)
+
+
+async def test_a_long_turn_failing_in_its_child_says_why(durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child that finishes a long turn fails with the turn's own reason, and the sender hears that
+    reason (here: the model call limit, and how to raise it), not that a child workflow failed."""
+    monkeypatch.setattr(agent_run, "TURN_HISTORY_EVENTS", 600)
+    monkeypatch.setattr(session, "TURN_HISTORY_EVENTS", 600)
+    app = durable_stack.register(App(
+        name=f"long_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="worker", model=ScriptedModel(_script(200)), tools=[step]),
+    ))
+    with pytest.raises(TurnFailedError) as failed:
+        await durable_stack.client.send(app.name, "u1", "s1", "go", max_llm_calls=120)  # the child goes past 120
+    assert failed.value.error_type == "LlmCallsLimitExceededError", failed.value
+    assert "max_llm_calls" in failed.value.reason and "Child Workflow" not in str(failed.value)
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None and stored.events[-1].error_code == "LlmCallsLimitExceededError"
