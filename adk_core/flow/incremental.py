@@ -7,7 +7,8 @@ far: a turn of n tool calls cost n² (a 300-call turn's last workflow tasks took
 first ones). During an invocation events are only appended, so ``InvocationMemo`` keeps what it
 derived from a prefix of the session's event list and, at the next step, derives only what was
 appended since. Another list, a list trimmed or reordered under it, or a compaction among the new
-events (it may cover older ones) is derived from scratch, as before.
+events (it may cover older ones) is derived from scratch, as before. A short list (most turns) is
+derived afresh every time: keeping it would cost more than it saves.
 
 The memo hands out the same contents the full build would (the same objects where the build
 returns an event's own content), in a new list each time: callers add to and edit their list.
@@ -17,25 +18,35 @@ kept and handed out again by later steps.
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..types import Content, Event
 from .contents import build_contents
 
+SHORT = 16
+"""Up to this many events are derived afresh at each step (W1's turns hold at most 8)."""
 
-class _Prefix:
-    """``events[start:count]`` of one list, recognised again by identity: the list itself and the
-    first and last of those events."""
 
-    __slots__ = ("events", "start", "count", "first", "last")
+class _Kept:
+    """What was derived from ``events[start:count]`` of one list, which is recognised again by
+    identity: the list itself and the first and last of those events."""
 
-    def __init__(self, events: list[Event], start: int) -> None:
+    __slots__ = ("events", "start", "count", "first", "last", "derived")
+
+    def __init__(self, events: list[Event], start: int, derived: list[Content] | set[str]) -> None:
         self.events = events
         self.start = start
-        self.count = len(events)
+        self.derived = derived
         self.first = events[start] if start < len(events) else None
+        self.moved_to(events)
+
+    def moved_to(self, events: list[Event]) -> None:
+        """Now derived through the end of ``events`` (the same list, appended to)."""
+        self.count = len(events)
         self.last = events[-1] if events else None
 
     def grown_into(self, events: list[Event], start: int) -> bool:
-        """Whether ``events[start:]`` begins with this prefix (the same list, only appended to)."""
+        """Whether ``events[start:]`` begins with what was derived (the same list, only appended to)."""
         if self.events is not events or self.start != start or len(events) < self.count:
             return False
         if self.count <= start:
@@ -46,43 +57,54 @@ class _Prefix:
 class InvocationMemo:
     """One per invocation (``InvocationContext``), shared by its agents and branches."""
 
-    __slots__ = ("_contents", "_call_ids")
+    __slots__ = ("_contents", "_call_ids", "_call_ids_of")
 
     def __init__(self) -> None:
-        self._contents: dict[tuple[str, str | None], tuple[_Prefix, list[Content]]] = {}
-        self._call_ids: tuple[_Prefix, str, set[str]] | None = None
+        self._contents: dict[tuple[str, str | None], _Kept] = {}
+        self._call_ids: _Kept | None = None
+        self._call_ids_of = ""
 
     def contents(self, events: list[Event], start: int, agent_name: str, branch: str | None) -> list[Content]:
         """``build_contents(events[start:], agent_name, branch)``, a new list each call."""
+        if len(events) - start <= SHORT:
+            return build_contents(events[start:], agent_name, branch)
         key = (agent_name, branch)
         kept = self._contents.get(key)
-        if kept is not None and kept[0].grown_into(events, start):
-            prefix, built = kept
-            new = events[max(prefix.count, start):]
-            if not any(e.actions.compaction is not None for e in new):
+        if kept is not None and kept.grown_into(events, start):
+            new = events[max(kept.count, start):]
+            for event in new:
+                if event.actions.compaction is not None:
+                    break  # it decides what the events before it show: all are built again with it
+            else:
+                built = cast(list[Content], kept.derived)
                 built.extend(build_contents(new, agent_name, branch))
-                self._contents[key] = (_Prefix(events, start), built)
+                kept.moved_to(events)
                 return list(built)
-        # A compaction decides what the events before it show: those are built again with it.
         built = build_contents(events[start:], agent_name, branch)
-        self._contents[key] = (_Prefix(events, start), built)
+        self._contents[key] = _Kept(events, start, built)
         return list(built)
 
     def call_ids(self, events: list[Event], invocation_id: str) -> set[str]:
         """The ids of the function calls in the newest of ``events`` that ``invocation_id`` made (up
         to the newest event of another invocation). The caller must not change the set."""
         kept = self._call_ids
-        if kept is not None and kept[1] == invocation_id and kept[0].grown_into(events, 0):
-            prefix, _, seen = kept
-            new = events[prefix.count:]
-        else:
-            seen, new = set(), events
-        for event in new:
+        if kept is not None and self._call_ids_of == invocation_id and kept.grown_into(events, 0):
+            seen = cast(set[str], kept.derived)
+            for event in events[kept.count:]:
+                if event.invocation_id != invocation_id:
+                    seen = set()  # an invocation's events are the newest ones: the older ones are another's
+                    continue
+                seen.update(call.id for call in event.function_calls() if call.id)
+            kept.derived = seen
+            kept.moved_to(events)
+            return seen
+        seen = set()
+        for event in reversed(events):
             if event.invocation_id != invocation_id:
-                seen = set()  # an invocation's events are the newest ones: the older ones are another's
-                continue
+                break
             seen.update(call.id for call in event.function_calls() if call.id)
-        self._call_ids = (_Prefix(events, 0), invocation_id, seen)
+        if len(events) > SHORT:
+            self._call_ids, self._call_ids_of = _Kept(events, 0, seen), invocation_id
         return seen
 
 
