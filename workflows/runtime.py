@@ -64,7 +64,8 @@ FLUSH_BEFORE_WAIT_PATCH = "flush-deferred-before-wait"
 recorded before wait without storing."""
 DEFER_ONCE_A_TURN_PATCH = "defer-a-turns-first-events-only"
 """Once a turn's events outgrow one deferred write (DEFER_MAX_EVENTS, DEFER_MAX_AGE_S), its later
-model calls store what they carry instead of deferring again. Runs recorded before defer again."""
+model calls in this run store what they carry instead of deferring again (a long turn's child, and
+each run it continues as, defers its own first events once). Runs recorded before defer again."""
 DEFER_MAX_EVENTS = 32
 """At most this many events ride along unstored (ModelCallInput.defer_commit): each activity of
 the turn carries them all, so its input grows with them."""

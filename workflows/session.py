@@ -536,7 +536,6 @@ def _version_changed() -> bool:
     return workflow.info().is_target_worker_deployment_version_changed()
 
 
-
 def _turn_failure(error: Exception) -> tuple[str, str]:
     """The type and message a failed turn reports. A long turn's child fails with the turn's own
     reason (an ApplicationError: a model error, the model call limit): that is the reason, not that
@@ -544,8 +543,9 @@ def _turn_failure(error: Exception) -> tuple[str, str]:
     if isinstance(error, ChildWorkflowError) and isinstance(error.cause, ApplicationError):
         error = error.cause
     if isinstance(error, ApplicationError):
-        return error.type or type(error).__name__, error.message
+        return error.type or type(error).__name__, error.message or str(error)
     return type(error).__name__, str(error)
+
 
 def _reject(reason: str) -> None:
     """Refuse an update before it is accepted: nothing is queued, nothing runs."""

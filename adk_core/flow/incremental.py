@@ -6,9 +6,11 @@ every model response's function calls get ids unique among the invocation's even
 far: a turn of n tool calls cost n² (a 300-call turn's last workflow tasks took three times its
 first ones). During an invocation events are only appended, so ``InvocationMemo`` keeps what it
 derived from a prefix of the session's event list and, at the next step, derives only what was
-appended since. Another list, a list trimmed or reordered under it, or a compaction among the new
-events (it may cover older ones) is derived from scratch, as before. A short list (most turns) is
-derived afresh every time: keeping it would cost more than it saves.
+appended since. Another list, a list trimmed under it (seen by the list's identity and the first and
+last events kept), or a compaction among the new events (it may cover older ones) is derived from
+scratch, as before; the events already kept are not looked at again, so nothing may replace or edit
+them in place (nothing does: the workflow trims its list only between turns). A short list (most
+turns) is derived afresh every time: keeping it would cost more than it saves.
 
 The memo hands out the same contents the full build would (the same objects where the build
 returns an event's own content), in a new list each time: callers add to and edit their list.

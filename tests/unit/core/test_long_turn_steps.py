@@ -8,6 +8,9 @@ long in-process turn, and check that deriving it a step at a time gives what a f
 
 from __future__ import annotations
 
+import itertools
+import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,7 +19,7 @@ from adk_core import App, Content, InMemorySessionService, LlmAgent, LocalRuntim
 from adk_core.agents.run_config import RunConfig
 from adk_core.flow import contents as contents_module
 from adk_core.flow import incremental
-from adk_core.flow.contents import build_contents
+from adk_core.flow.contents import build_contents, current_turn_start
 from adk_core.flow.incremental import InvocationMemo
 from adk_core.models import LlmRequest, LlmResponse, function_call_response, text_response
 from adk_core.types import Event, EventActions, EventCompaction
@@ -103,11 +106,10 @@ async def test_a_long_turns_call_ids_are_checked_against_the_new_events_only(cou
 _TIME = iter(range(1, 10_000))
 
 
-@pytest.fixture(autouse=True)
-def _no_short_lists(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def every_list_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lists below are short: the memo keeps even these, so what it keeps is what is checked."""
-    if request.node.name.startswith(("test_contents_", "test_a_list_", "test_a_compaction", "test_the_current", "test_call_ids")):
-        monkeypatch.setattr(incremental, "SHORT", 0)
+    monkeypatch.setattr(incremental, "SHORT", 0)
 
 
 def _event(author: str, text: str | None = None, *, invocation: str = "inv", branch: str | None = None,
@@ -133,6 +135,7 @@ def _same(memo: InvocationMemo, events: list[Event], agent: str = "worker", bran
     return built
 
 
+@pytest.mark.usefixtures("every_list_kept")
 def test_contents_built_a_step_at_a_time_equal_a_full_build() -> None:
     memo = InvocationMemo()
     events = [_event("user", "hello")]
@@ -151,6 +154,7 @@ def test_contents_built_a_step_at_a_time_equal_a_full_build() -> None:
     assert memo.contents(events, 0, "worker", None) == build_contents(events, "worker", None)  # each call a new list
 
 
+@pytest.mark.usefixtures("every_list_kept")
 def test_a_list_replaced_or_trimmed_is_built_again() -> None:
     memo = InvocationMemo()
     events = [_event("user", "one"), _event("worker", "two"), _event("user", "three")]
@@ -163,6 +167,7 @@ def test_a_list_replaced_or_trimmed_is_built_again() -> None:
     _same(memo, events)
 
 
+@pytest.mark.usefixtures("every_list_kept")
 def test_a_compaction_among_the_new_events_covers_the_older_ones() -> None:
     memo = InvocationMemo()
     events = [_event("user", "old question"), _event("worker", "old answer")]
@@ -176,6 +181,7 @@ def test_a_compaction_among_the_new_events_covers_the_older_ones() -> None:
     _same(memo, events)
 
 
+@pytest.mark.usefixtures("every_list_kept")
 def test_the_current_turn_only_view_starts_at_the_latest_user_text() -> None:
     memo = InvocationMemo()
     events = [_event("user", "first"), _event("worker", "reply")]
@@ -186,6 +192,7 @@ def test_the_current_turn_only_view_starts_at_the_latest_user_text() -> None:
     _same(memo, events, start=2)
 
 
+@pytest.mark.usefixtures("every_list_kept")
 def test_call_ids_are_those_of_the_invocations_newest_events() -> None:
     memo = InvocationMemo()
     events = [_event("worker", call="old", invocation="earlier"), _event("user", "go")]
@@ -201,3 +208,51 @@ def test_call_ids_are_those_of_the_invocations_newest_events() -> None:
     trimmed = events[-2:]
     assert memo.call_ids(trimmed, "inv") == {"c"}
     assert memo.call_ids(events, "other-invocation") == set()
+
+
+def _random_event(rng: random.Random, invocation: str, clock: Iterator[int]) -> Event:
+    author = rng.choice(["user", "worker", "helper"])
+    parts = []
+    if rng.random() < 0.5:
+        parts.append(Part(text=rng.choice(["hi", "", " "]), thought=rng.choice([None, True])))
+    if rng.random() < 0.3:
+        parts.append(Part.from_function_call("f", {}, id=rng.choice([None, "call_0", f"c{rng.randint(0, 40)}"])))
+    if rng.random() < 0.3:
+        parts.append(Part.from_function_response("f", {}, id=f"c{rng.randint(0, 40)}"))
+    t = float(next(clock))
+    compaction = None
+    if rng.random() < 0.04:
+        begin = rng.uniform(t - 60, t)
+        compaction = EventCompaction(start_timestamp=begin, end_timestamp=rng.uniform(begin, t),
+                                     compacted_content=Content(role="model", parts=[Part(text="summary")]))
+    return Event(id=f"e{t}", invocation_id=invocation, author=author, branch=rng.choice([None, None, "a", "a.b", "c"]),
+                 timestamp=t, content=Content(role="user" if author == "user" else "model", parts=parts) if parts else None,
+                 actions=EventActions(compaction=compaction))
+
+
+@pytest.mark.parametrize("short", [0, incremental.SHORT])
+def test_step_by_step_equals_the_full_derivation_on_random_turns(monkeypatch: pytest.MonkeyPatch, short: int) -> None:
+    """Random steps (appends from this and another invocation, trims, a second list, the current-turn
+    view, other agents and branches): the memo gives what deriving everything again gives."""
+    monkeypatch.setattr(incremental, "SHORT", short)
+    for seed in range(150):
+        rng = random.Random(seed)
+        memo, lists, clock = InvocationMemo(), [[]], itertools.count(1)
+        for _ in range(60):
+            events = rng.choice(lists)
+            roll = rng.random()
+            if roll < 0.85:
+                events.extend(_random_event(rng, rng.choice(["inv"] * 6 + ["other"]), clock) for _ in range(rng.randint(0, 4)))
+            elif roll < 0.93:
+                del events[:rng.randint(0, len(events))]
+            else:
+                lists.append(list(events))
+            agent, branch = rng.choice(["worker", "helper"]), rng.choice([None, "a", "a.b", "c"])
+            start = current_turn_start(events) if rng.random() < 0.3 else 0
+            assert memo.contents(events, start, agent, branch) == build_contents(events[start:], agent, branch), seed
+            walked: set[str] = set()
+            for event in reversed(events):  # what ensure_call_ids read before the memo
+                if event.invocation_id != "inv":
+                    break
+                walked.update(call.id for call in event.function_calls() if call.id)
+            assert memo.call_ids(events, "inv") == walked, seed
