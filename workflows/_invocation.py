@@ -133,9 +133,9 @@ class DurableInvoker:
             self._count_turn(labels, started, events[first_event:], waiting, error_type=CANCELLED)
             raise
         except Exception as e:  # noqa: BLE001  (reported below, with the reason stored)
-            error_type = _error_type(e)
+            error_type = failure_type(e)
             # Stored as the error event's text: no NUL, which Postgres refuses.
-            error_message = _error_message(e).replace("\x00", "\\x00")
+            error_message = failure_message(e).replace("\x00", "\\x00")
             await self._store_error(ctx, events, error_type, error_message)
             self._count_turn(labels, started, events[first_event:], waiting, error_type=error_type)
             raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
@@ -330,7 +330,9 @@ def log_warning(message: str) -> None:
     workflow.logger.warning(message)
 
 
-def _error_type(error: Exception) -> str:
+def failure_type(error: Exception) -> str:
+    """The type a failed turn reports: an ApplicationError's own, or that of the failure a model error,
+    an activity or a child workflow carries."""
     if isinstance(error, ApplicationError) and error.type:
         return error.type
     carried = getattr(error, "error_type", None)  # ModelError / RemoteError rebuilt from an activity
@@ -342,7 +344,8 @@ def _error_type(error: Exception) -> str:
     return type(error).__name__
 
 
-def _error_message(error: Exception) -> str:
+def failure_message(error: Exception) -> str:
+    """The message a failed turn reports (a failed child workflow: its own reason)."""
     if isinstance(error, ApplicationError):
         return error.message
     cause = getattr(error, "cause", None)  # a failed child workflow: its own reason, not "execution failed"

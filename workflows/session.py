@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any, NoReturn
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from adk_core.errors import AdkError
@@ -43,6 +43,8 @@ with workflow.unsafe.imports_passed_through():
         DurableInvoker,
         bounded_tail,
         check_reply,
+        failure_message,
+        failure_type,
         log_warning,
         pending_requests,
         reply_content,
@@ -298,7 +300,7 @@ class SessionWorkflow:
             self._remember(message_id, invocation_id)
         except Exception as e:  # noqa: BLE001  (a turn fails alone; the conversation goes on)
             # invoke() (or the long turn's child) stored an error event saying why; the sender gets the same reason.
-            outcome.error_type, outcome.error_message = _turn_failure(e)
+            outcome.error_type, outcome.error_message = failure_type(e), failure_message(e)
             outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
             log_warning(f"turn {message_id} failed: {outcome.error_type}: {outcome.error_message}")
         except asyncio.CancelledError:
@@ -534,17 +536,6 @@ def _version_changed() -> bool:
     on unversioned workers). It arrives with the run's next workflow task: a message, or the
     ``check_version`` signal that ``adkt deployment promote`` sends to idle conversations."""
     return workflow.info().is_target_worker_deployment_version_changed()
-
-
-def _turn_failure(error: Exception) -> tuple[str, str]:
-    """The type and message a failed turn reports. A long turn's child fails with the turn's own
-    reason (an ApplicationError: a model error, the model call limit): that is the reason, not that
-    a child workflow failed."""
-    if isinstance(error, ChildWorkflowError) and isinstance(error.cause, ApplicationError):
-        error = error.cause
-    if isinstance(error, ApplicationError):
-        return error.type or type(error).__name__, error.message or str(error)
-    return type(error).__name__, str(error)
 
 
 def _reject(reason: str) -> None:
