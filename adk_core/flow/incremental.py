@@ -20,22 +20,25 @@ kept and handed out again by later steps.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Generic, TypeVar
 
 from ..types import Content, Event
 from .contents import build_contents
+
+D = TypeVar("D", list[Content], set[str])
 
 SHORT = 16
 """Up to this many events are derived afresh at each step (W1's turns hold at most 8)."""
 
 
-class _Kept:
+class _Kept(Generic[D]):
     """What was derived from ``events[start:count]`` of one list, which is recognised again by
     identity: the list itself and the first and last of those events."""
 
     __slots__ = ("events", "start", "count", "first", "last", "derived")
+    derived: D
 
-    def __init__(self, events: list[Event], start: int, derived: list[Content] | set[str]) -> None:
+    def __init__(self, events: list[Event], start: int, derived: D) -> None:
         self.events = events
         self.start = start
         self.derived = derived
@@ -62,8 +65,8 @@ class InvocationMemo:
     __slots__ = ("_contents", "_call_ids", "_call_ids_of")
 
     def __init__(self) -> None:
-        self._contents: dict[tuple[str, str | None], _Kept] = {}
-        self._call_ids: _Kept | None = None
+        self._contents: dict[tuple[str, str | None], _Kept[list[Content]]] = {}
+        self._call_ids: _Kept[set[str]] | None = None
         self._call_ids_of = ""
 
     def contents(self, events: list[Event], start: int, agent_name: str, branch: str | None) -> list[Content]:
@@ -78,7 +81,7 @@ class InvocationMemo:
                 if event.actions.compaction is not None:
                     break  # it decides what the events before it show: all are built again with it
             else:
-                built = cast(list[Content], kept.derived)
+                built = kept.derived
                 built.extend(build_contents(new, agent_name, branch))
                 kept.moved_to(events)
                 return list(built)
@@ -91,7 +94,7 @@ class InvocationMemo:
         to the newest event of another invocation). The caller must not change the set."""
         kept = self._call_ids
         if kept is not None and self._call_ids_of == invocation_id and kept.grown_into(events, 0):
-            seen = cast(set[str], kept.derived)
+            seen = kept.derived
             for event in events[kept.count:]:
                 if event.invocation_id != invocation_id:
                     seen = set()  # an invocation's events are the newest ones: the older ones are another's
