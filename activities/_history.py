@@ -3,9 +3,11 @@ converts only what is new into model contents: ContentsMemo).
 
 Model activities resolve a ContentsRef ("the events of this session through event X"). Reading
 the whole session for every call costs a full scan per model call; instead each worker keeps the
-stored prefix it last read and fetches only events after it. A cached list is always a complete
-prefix of the session in store order (it is only ever filled from reads), so an event found in it
-means everything before that event is there too.
+stored prefix it last read and fetches only events after it. A cached list is a complete prefix of
+the session in store order (it is only ever filled from reads), so an event found in it means
+everything before that event is there too; or, for a compacting app, that prefix less what its
+newest compaction hides (``skip_compacted``: adk_core.flow.contents.without_compacted), which gives
+the same contents and the same next compaction, and does not grow with the session.
 """
 
 from __future__ import annotations
@@ -37,28 +39,35 @@ class StoredEventsCache:
         self._max = max_sessions
         self._max_events = max_events
         self._events: OrderedDict[_Key, list[Event]] = OrderedDict()
+        self._skipping: set[_Key] = set()
+        """Sessions whose cached list leaves out what its newest compaction hides."""
         self._total = 0
         """Events in all the cached lists, kept as they change: counting them on every change read
         each cached session (up to ``max_sessions``) at every model call."""
 
-    async def through(self, key: _Key, event_id: str) -> list[Event] | None:
-        """The session's stored events up to and including ``event_id``; None if it is not stored."""
+    async def through(self, key: _Key, event_id: str, *, skip_compacted: bool = False) -> list[Event] | None:
+        """The session's stored events up to and including ``event_id``; None if it is not stored.
+
+        ``skip_compacted``: less what the newest compaction among them hides, for whoever builds
+        contents or plans a compaction from them and has no compaction after them to apply.
+        """
         cached = self._events.get(key)
-        if cached is not None:
+        if cached is not None and (skip_compacted or key not in self._skipping):
             self._events.move_to_end(key)
             found = index_of(cached, event_id)
-            if found is not None:
+            if found is not None and (key not in self._skipping or not _has_compaction(cached[found + 1:])):
                 return cached[: found + 1]
-            after = cached[-1].id if cached else None  # an empty prefix: a session created here
-            newer = await self._read(key, GetSessionConfig(after_event_id=after, through_event_id=event_id))
-            if newer and newer[-1].id == event_id:
-                self._grow(key, cached, newer)
-                return list(cached)
-        events = await self._read(key, GetSessionConfig(through_event_id=event_id))
+            if found is None:
+                after = cached[-1].id if cached else None  # an empty prefix: a session created here
+                newer = await self._read(key, GetSessionConfig(after_event_id=after, through_event_id=event_id))
+                if newer and newer[-1].id == event_id and not (key in self._skipping and _has_compaction(newer)):
+                    self._grow(key, cached, newer)
+                    return list(cached)
+        events = await self._read(key, GetSessionConfig(through_event_id=event_id, skip_compacted=skip_compacted))
         if not events or events[-1].id != event_id:
             self.invalidate(key)
             return None
-        self._put(key, events)
+        self._put(key, events, skipping=skip_compacted and _has_compaction(events))
         return list(events)
 
     def created(self, key: _Key) -> None:
@@ -71,6 +80,10 @@ class StoredEventsCache:
         when the cache now ends with them."""
         cached = self._events.get(key)
         if not events or cached is None or after_event_id is None:
+            return False
+        if key in self._skipping and _has_compaction(events):
+            # A new compaction may cover events the list left out: its next read reads them anew.
+            self.invalidate(key)
             return False
         if cached and cached[-1].id == events[-1].id:
             if cached[-1] == events[-1]:
@@ -86,12 +99,15 @@ class StoredEventsCache:
 
     def invalidate(self, key: _Key) -> None:
         dropped = self._events.pop(key, None)
+        self._skipping.discard(key)
         if dropped is not None:
             self._total -= len(dropped)
 
-    def _put(self, key: _Key, events: list[Event]) -> None:
+    def _put(self, key: _Key, events: list[Event], *, skipping: bool = False) -> None:
         self.invalidate(key)
         self._events[key] = events
+        if skipping:
+            self._skipping.add(key)
         self._total += len(events)
         self._evict()
 
@@ -105,13 +121,14 @@ class StoredEventsCache:
 
     def _evict(self) -> None:
         while len(self._events) > 1 and (len(self._events) > self._max or self._total > self._max_events):
-            _, dropped = self._events.popitem(last=False)
+            key, dropped = self._events.popitem(last=False)
+            self._skipping.discard(key)
             self._total -= len(dropped)
 
-    async def through_stored(self, key: _Key, event_id: str) -> list[Event]:
+    async def through_stored(self, key: _Key, event_id: str, *, skip_compacted: bool = False) -> list[Event]:
         """``through``, for an activity: when the event is not stored yet (the commit carrying it may
         still be in flight in a concurrent activity), a retryable HistoryNotReady error."""
-        events = await self.through(key, event_id)
+        events = await self.through(key, event_id, skip_compacted=skip_compacted)
         if events is None:
             raise ApplicationError(f"event {event_id!r} of session {key[2]!r} is not stored yet", type="HistoryNotReady")
         return events
@@ -160,6 +177,10 @@ class ContentsMemo:
         while len(self._built) > self._max:
             self._built.popitem(last=False)
         return list(built)
+
+
+def _has_compaction(events: list[Event]) -> bool:
+    return any(e.actions.compaction is not None for e in events)
 
 
 def index_of(events: list[Event], event_id: str) -> int | None:

@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 from adk_core import telemetry
 from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolContext
 from adk_core.agents.llm_agent import LlmAgent
+from adk_core.app import App
 from adk_core.artifacts import ArtifactService
 from adk_core.errors import (
     AdkError,
@@ -35,7 +36,7 @@ from adk_core.flow.contents import contents_for_ref
 from adk_core.flow.functions import resumable_tail_start
 from adk_core.flow.llm_flow import answer_event, response_of
 from adk_core.memory import MemoryService
-from adk_core.models.base import LlmRequest, LlmResponse
+from adk_core.models.base import ContentsRef, LlmRequest, LlmResponse
 from adk_core.models.pricing import COST_KEY, PriceTable
 from adk_core.plugins import PluginManager
 from adk_core.runtime import LocalRuntime
@@ -378,13 +379,16 @@ class AdkActivities:
         if ref is None:
             return request
         key = (ref.app_name, ref.user_id, ref.session_id)
+        app = self.apps.get(app_name)
+        later = await events_after_ref(self.sessions, app, ref)  # compactions stored after
         at = index_of(carried[1], ref.through_event_id) if carried is not None else None
         if carried is not None and at is not None and carried[0] is not None:
-            stored = [] if carried[0] == c.SESSION_START else await self._stored.through_stored(key, carried[0])
+            # A compaction among what follows the stored events may cover what a skipping read leaves out.
+            skip = _may_skip_compacted(app, ref, later + carried[1][: at + 1])
+            stored = [] if carried[0] == c.SESSION_START else await self._stored.through_stored(key, carried[0], skip_compacted=skip)
             events = stored + carried[1][: at + 1]
         else:
-            events = await self._stored.through_stored(key, ref.through_event_id)
-        later = await events_after_ref(self.sessions, self.apps.get(app_name), ref)  # compactions stored after
+            events = await self._stored.through_stored(key, ref.through_event_id, skip_compacted=_may_skip_compacted(app, ref, later))
         if ref.current_turn_only:
             history = contents_for_ref(events, ref.agent_name, ref.branch, True, later=later)
         else:
@@ -532,6 +536,18 @@ class AdkActivities:
             app_name=input.key.app_name, user_id=input.key.user_id, query=input.query
         )
         return c.MemoryCallResult(memories=[m.model_dump(mode="json") for m in found.memories])
+
+
+def _may_skip_compacted(app: App, ref: ContentsRef, following: list[Event]) -> bool:
+    """Whether a model call may read its stored events less what their newest compaction hides
+    (StoredEventsCache.through): the app compacts, the contents are the whole conversation's (the
+    current turn alone is no prefix of it), and no compaction follows them (it might cover events
+    the read left out)."""
+    return (
+        app.events_compaction_config is not None
+        and not ref.current_turn_only
+        and not any(e.actions.compaction is not None for e in following)
+    )
 
 
 def _store_answer(slot: c.AnswerSlot, result: c.ModelCallResult) -> list[Event]:

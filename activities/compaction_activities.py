@@ -50,7 +50,11 @@ async def summarize_stored_events(stored: StoredEventsCache, app: App, input: Su
             non_retryable=True,
         )
     key = input.key
-    events = await stored.through_stored((key.app_name, key.user_id, key.session_id), input.through_event_id)
+    # Less what the newest compaction hides: the planner reads only that compaction and what it
+    # does not cover (adk_core.flow.contents.without_compacted).
+    events = await stored.through_stored(
+        (key.app_name, key.user_id, key.session_id), input.through_event_id, skip_compacted=True
+    )
     return SummarizeEventsResult(compaction=await compact_events(events, config))
 
 

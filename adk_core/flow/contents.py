@@ -175,6 +175,44 @@ def apply_compactions(events: Sequence[Event], later: Sequence[Event] = ()) -> l
     return shown
 
 
+def without_compacted(events: Sequence[Event]) -> list[Event]:
+    """``events`` less what their newest compaction hides and nothing else needs: what a model call
+    and the next compaction read of a long compacted session (``GetSessionConfig.skip_compacted``).
+
+    Kept: the newest compaction event C and everything after it; before C, every event outside C's
+    range, every compaction whose range C's does not hold, and the last event C covers (its summary
+    shows there). Left out: the other events C covers (C is the newest compaction, so it is their
+    owner and shows them as its summary) and compactions nested in C (nothing is left for them to
+    cover). So ``apply_compactions`` of the result equals that of ``events`` whenever the events
+    after them (``later``) hold no compaction, and ``plan_compaction`` plans the same compaction.
+    The store selects the same events with indexes (adk_core.sessions.sql._statements).
+    """
+    newest = next((i for i in range(len(events) - 1, -1, -1) if events[i].actions.compaction is not None), None)
+    if newest is None:
+        return list(events)
+    covering = events[newest].actions.compaction
+    assert covering is not None
+    last_covered = next(
+        (i for i in range(newest - 1, -1, -1)
+         if events[i].actions.compaction is None and _in_range(events[i].timestamp, covering)),
+        None,
+    )
+    kept = []
+    for i, event in enumerate(events[:newest]):
+        compaction = event.actions.compaction
+        if compaction is not None:
+            nested = covering.start_timestamp <= compaction.start_timestamp and compaction.end_timestamp <= covering.end_timestamp
+            if not nested:
+                kept.append(event)
+        elif i == last_covered or not _in_range(event.timestamp, covering):
+            kept.append(event)
+    return kept + list(events[newest:])
+
+
+def _in_range(timestamp: float, compaction: EventCompaction) -> bool:
+    return compaction.start_timestamp <= timestamp <= compaction.end_timestamp
+
+
 def summary_event(compaction_event: Event) -> Event:
     """The event a compaction shows as: its summary, quoted on the user's side of the conversation
     (a model wrote it from everyone's words, so it is weighed, not obeyed), on no branch."""

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import EventConflictError, InvalidInputError, UnsupportedOperationError
+from ..flow.contents import without_compacted
 from ..ids import validate_id
 from ..state import TEMP_PREFIX, validate_state_delta, without_temp
 from ..types import Event
@@ -39,6 +40,11 @@ class GetSessionConfig(BaseModel):
     """Only events up to and including this one (a cursor into the log)."""
     after_event_id: str | None = None
     """Only events after this one (exclusive); nothing when it is not stored."""
+    skip_compacted: bool = False
+    """Leave out the events the newest compaction hides from the model and no one else needs
+    (``adk_core.flow.contents.without_compacted``): the contents built from the rest, and the next
+    compaction planned from them, are those of all the events. A long compacted session then reads
+    in time that does not grow with it. Combines with ``through_event_id`` only (applied after it)."""
 
 
 class ListSessionsResponse(BaseModel):
@@ -145,6 +151,13 @@ def check_list_ids(app_name: str, user_id: str | None) -> None:
 def check_get_session_config(config: GetSessionConfig | None) -> None:
     """Refuse what no store can select. A negative ``num_recent_events`` meant something different
     in each google-adk backend (a slice from the start, or an SQL error), so it is an error here."""
+    if config is not None and config.skip_compacted and (
+        config.num_recent_events is not None or config.after_timestamp is not None or config.after_event_id is not None
+    ):
+        raise InvalidInputError(
+            "GetSessionConfig.skip_compacted combines with through_event_id only: what a compaction hides is "
+            "judged over the session from its start; drop num_recent_events, after_timestamp and after_event_id"
+        )
     if config is not None and config.num_recent_events is not None and config.num_recent_events < 0:
         raise InvalidInputError(
             f"GetSessionConfig.num_recent_events is {config.num_recent_events}; give 0 or more "
@@ -288,6 +301,8 @@ def select_events(events: list[Event], config: GetSessionConfig | None) -> list[
         events = [e for e in events if e.timestamp >= config.after_timestamp]
     if config.num_recent_events is not None:
         events = events[-config.num_recent_events :] if config.num_recent_events > 0 else []
+    if config.skip_compacted:
+        events = without_compacted(events)
     return events
 
 

@@ -25,6 +25,10 @@ sessions = sa.Table(
     sa.Column("update_time", sa.Double, nullable=False),
     # The seq of the last event appended; the next event gets last_seq + 1 under the row lock.
     sa.Column("last_seq", sa.BigInteger, nullable=False, server_default=sa.text("0")),
+    # Whether every compaction event of the session has its range in adk_events.covers_from/to:
+    # false for a session holding events sealed before migration 0008 recorded ranges (a sealed
+    # event's range cannot be read to fill them). Its reads skipping compacted events read all.
+    sa.Column("compaction_ranges_complete", sa.Boolean, nullable=False, server_default=sa.true()),
 )
 
 events = sa.Table(
@@ -40,6 +44,11 @@ events = sa.Table(
     sa.Column("branch", sa.Text, nullable=True),
     sa.Column("timestamp", sa.Double, nullable=False),
     sa.Column("event", JSONB, nullable=False),
+    # A compaction event's timestamp range (EventCompaction.start_timestamp, end_timestamp), in
+    # clear like the timestamp (the event itself may be sealed); NULL for every other event. What
+    # a long compacted session's reads leave out is chosen by these (GetSessionConfig.skip_compacted).
+    sa.Column("covers_from", sa.Double, nullable=True),
+    sa.Column("covers_to", sa.Double, nullable=True),
     sa.ForeignKeyConstraint(
         ["app_name", "user_id", "session_id"],
         ["adk_sessions.app_name", "adk_sessions.user_id", "adk_sessions.id"],
@@ -48,6 +57,20 @@ events = sa.Table(
     ),
     sa.Index("adk_events_session_seq", "app_name", "user_id", "session_id", "seq", unique=True),
     sa.Index("adk_events_invocation_id", "invocation_id"),
+    # Partial, though nearly every event is in it: only a query saying "covers_from IS NULL" can use
+    # it. On a table not analyzed yet, the planner took it for every query of a session (the
+    # primary key lookups of _statements._seq_of included), reading the whole session each time.
+    sa.Index(
+        "adk_events_session_timestamp",
+        "app_name", "user_id", "session_id", "timestamp",
+        postgresql_where=sa.text("covers_from IS NULL"),
+    ),
+    sa.Index(
+        "adk_events_session_compactions",
+        "app_name", "user_id", "session_id", "seq",
+        postgresql_where=sa.text("covers_from IS NOT NULL"),
+        postgresql_include=["covers_from", "covers_to"],
+    ),
 )
 
 app_states = sa.Table(

@@ -6,6 +6,7 @@ and one compaction event however the summarizing step is retried."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,9 @@ from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, compaction_event_id
 from adk_core.errors import ModelError
 from adk_core.models.base import LlmRequest
+from adk_temporal.activities._history import StoredEventsCache
 from tests.integration.conftest import DurableStack
-from tests.unit.compaction.conversation import INTERVAL, make_app, question, request_text
+from tests.unit.compaction.conversation import INTERVAL, OVERLAP, make_app, question, request_text
 
 pytestmark = pytest.mark.integration
 
@@ -66,6 +68,48 @@ async def test_long_conversation_matches_in_process(durable_stack: DurableStack,
     assert sum(1 for e in stored.events if e.author == "counter") == TURNS
     assert len(compactions) == TURNS // INTERVAL
     assert all(e.id == compaction_event_id(e.invocation_id) for e in compactions)
+
+
+async def test_a_worker_without_the_session_cached_reads_what_compaction_leaves_and_sees_the_same(
+    durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn finds the session uncached (as on a worker that evicted it, or another worker), so
+    its model call and its summary read it from Postgres, skipping what the newest compaction
+    hides: the model and the summarizer see what they see in-process, and the reads stay short."""
+    reads: list[tuple[bool, int]] = []
+    caches: set[StoredEventsCache] = set()
+    through = StoredEventsCache.through
+
+    async def counted(self: StoredEventsCache, key: Any, event_id: str, *, skip_compacted: bool = False) -> Any:
+        caches.add(self)
+        cached = key in self._events
+        events = await through(self, key, event_id, skip_compacted=skip_compacted)
+        if not cached:
+            reads.append((skip_compacted, len(events or [])))
+        return events
+
+    monkeypatch.setattr(StoredEventsCache, "through", counted)
+    turns = 6 * INTERVAL + 2
+    name = f"compaction_cold_{uuid.uuid4().hex[:8]}"
+    app, model, summarizer = make_app(name)
+    durable_stack.register(app)
+    for n in range(1, turns + 1):
+        for cache in caches:  # the turn before is stored: forget it
+            cache.invalidate((name, "user", "s"))
+        result = await durable_stack.client.send(app.name, "user", "s", question(n))
+        assert result.final_text.startswith(f"After {n} comes {n + 1}")
+    local_app, local_model, local_summarizer = make_app(name)
+    await converse_in_process(local_app, turns)
+
+    assert contents_seen(model) == contents_seen(local_model)
+    assert [request_text(r) for r in summarizer.requests] == [request_text(r) for r in local_summarizer.requests]
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None
+    assert len(reads) >= turns - 1 and all(skip for skip, _ in reads)  # the first turn made the session here
+    # A read holds the newest compaction, the event its summary stands at, and the turns (two
+    # events each) it does not cover: never more than the turns between two compactions and the overlap.
+    longest = max(count for _, count in reads)
+    assert longest <= 2 * (INTERVAL + OVERLAP) + 2 < len(stored.events) // 4, (longest, len(stored.events))
 
 
 async def test_a_retried_summary_stores_one_compaction_event(durable_stack: DurableStack) -> None:

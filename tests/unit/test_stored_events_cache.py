@@ -7,8 +7,11 @@ import asyncio
 import random
 from typing import Any
 
+from adk_core.compaction import EventsCompactionConfig
+from adk_core.compaction.planner import plan_compaction
+from adk_core.flow.contents import build_contents
 from adk_core.sessions import InMemorySessionService
-from adk_core.types import Content, Event
+from adk_core.types import Content, Event, EventActions, EventCompaction
 from adk_temporal.activities._history import StoredEventsCache
 from adk_temporal.activities.contracts import SESSION_START
 
@@ -87,3 +90,83 @@ async def test_a_list_evicted_while_its_read_was_awaited_is_not_counted() -> Non
     assert ("a", "u", "s1") not in cache._events
     assert cache._total == _counted(cache) == 0
 
+
+
+def _random_event(rng: random.Random, n: int, t: float) -> Event:
+    if rng.random() < 0.15:
+        start = rng.choice([0.0, rng.uniform(0, t)])
+        summary = EventCompaction(start_timestamp=start, end_timestamp=rng.uniform(start, t + 1),
+                                  compacted_content=Content.model(f"S{n}"))
+        return Event(id=f"c{n}", author="user", invocation_id=f"i{n}", timestamp=t, actions=EventActions(compaction=summary))
+    author = rng.choice(["user", "agent"])
+    content = Content.user(f"m{n}") if author == "user" else Content.model(f"m{n}")
+    return Event(id=f"e{n}", author=author, invocation_id=f"i{n // 3}", timestamp=t, content=content)
+
+
+async def test_reads_skipping_compacted_events_give_what_the_whole_prefix_gives() -> None:
+    """Random appends (some with compactions), reads through random events with and without skipping,
+    and extensions as the ride-along writer makes them: a skipping read always builds the contents
+    and plans the compaction the whole prefix does, and a plain read is the whole prefix."""
+    config = EventsCompactionConfig(compaction_interval=2, overlap_size=1)
+    for seed in range(60):
+        rng = random.Random(seed)
+        sessions = InMemorySessionService()
+        session = await sessions.create_session(app_name="a", user_id="u", session_id="s")
+        cache, key, log, t = StoredEventsCache(sessions), ("a", "u", "s"), [], 0.0
+        for n in range(40):
+            t += rng.choice([0.0, 1.0, 2.0, -0.5])
+            new = [_random_event(rng, n, t)]
+            if rng.random() < 0.5:  # as RideAlongWriter: the cache may take them before they are stored
+                cache.extend(key, log[-1].id if log else SESSION_START, new)
+            await sessions.append_events(session, new)
+            log += new
+            through = rng.randrange(len(log)) if rng.random() < 0.2 else len(log) - 1
+            skip = rng.random() < 0.7
+            got = await cache.through(key, log[through].id, skip_compacted=skip)
+            whole = log[: through + 1]
+            assert got is not None, (seed, n)
+            if not skip:
+                assert got == whole, (seed, n)
+            assert build_contents(got, "agent", None) == build_contents(whole, "agent", None), (seed, n)
+            assert plan_compaction(got, config) == plan_compaction(whole, config), (seed, n)
+            assert cache._total == _counted(cache)
+
+
+def _compaction(eid: str, start: float, end: float, at: float) -> Event:
+    summary = EventCompaction(start_timestamp=start, end_timestamp=end, compacted_content=Content.model(f"S{eid}"))
+    return Event(id=eid, author="user", invocation_id=eid, timestamp=at, actions=EventActions(compaction=summary))
+
+
+def _texts(events: list[Event]) -> list[str]:
+    return [p.text or "" for c in build_contents(events, "agent", None) for p in c.parts]
+
+
+async def test_a_skipping_list_is_read_again_where_a_compaction_may_cover_what_it_left_out() -> None:
+    e1, e2, e3 = (Event(id=f"e{i}", author="user", invocation_id="i", timestamp=float(i), content=Content.user(f"m{i}"))
+                  for i in (1, 2, 3))
+    wide, narrow = _compaction("wide", 1.0, 3.0, 3.5), _compaction("narrow", 1.0, 1.5, 4.0)
+    key = ("a", "u", "s")
+
+    async def cache_of(*events: Event) -> tuple[InMemorySessionService, StoredEventsCache, Any]:
+        sessions = InMemorySessionService()
+        session = await sessions.create_session(app_name="a", user_id="u", session_id="s")
+        await sessions.append_events(session, list(events))
+        cache = StoredEventsCache(sessions)
+        assert [e.id for e in await cache.through(key, events[-1].id, skip_compacted=True) or []] == ["e3", "wide"]
+        return sessions, cache, session
+
+    # The narrow compaction covers only e1, which the cached list left out: taken from the writer...
+    sessions, cache, session = await cache_of(e1, e2, e3, wide)
+    assert not cache.extend(key, "wide", [narrow])
+    await sessions.append_events(session, [narrow])
+    whole = [e1, e2, e3, wide, narrow]
+    assert _texts(await cache.through(key, "narrow", skip_compacted=True) or []) == _texts(whole)
+    # ... or read after the cached list.
+    sessions, cache, session = await cache_of(e1, e2, e3, wide)
+    await sessions.append_events(session, [narrow])
+    assert _texts(await cache.through(key, "narrow", skip_compacted=True) or []) == _texts(whole)
+    # Through an event the list holds, with the compaction after it: e1 is not hidden there.
+    sessions, cache, session = await cache_of(e1, e2, e3, wide)
+    assert [e.id for e in await cache.through(key, "e3", skip_compacted=True) or []] == ["e1", "e2", "e3"]
+    # A plain read of a skipping list reads everything.
+    assert [e.id for e in await cache.through(key, "wide") or []] == ["e1", "e2", "e3", "wide"]

@@ -148,6 +148,72 @@ def get_session_with_events(through: bool, after: bool, last_n: bool, after_id: 
     return GET_SESSION.add_columns(sa.select(sa.cast(as_array, sa.Text)).scalar_subquery().label("events"))
 
 
+@functools.cache
+def get_session_skipping_compacted(through: bool) -> sa.Select[Any]:
+    """``get_session_with_events`` for ``GetSessionConfig.skip_compacted``: the events
+    ``adk_core.flow.contents.without_compacted`` keeps (of those through event :through_id, with
+    ``through``), chosen by index so the read does not grow with what the newest compaction hides.
+
+    ``cut``, one row: the newest compaction's seq and range, through adk_events_session_compactions
+    read backwards. Its seq is 0 when the session has none, or some of its compaction ranges were
+    sealed before they were recorded (``compaction_ranges_complete``): everything is read then.
+    Then, in four index scans: the events from the newest compaction on (adk_events_session_seq);
+    before it, the events outside its range (adk_events_session_timestamp, two ranges); the last
+    event it covers (adk_events_session_seq backwards, past the events outside its range); and the
+    compactions whose range its own does not hold (adk_events_session_compactions).
+    """
+    upto = (events.c.seq <= _seq_of("through_id"),) if through else ()
+    newest = (
+        sa.select(events.c.seq, events.c.covers_from, events.c.covers_to)
+        .where(*_ITS_EVENTS, events.c.covers_from.is_not(None), *upto)
+        .order_by(events.c.seq.desc())
+        .limit(sa.literal_column("1"))
+        .subquery("newest")
+    )
+    cut = (
+        sa.select(
+            sa.case(
+                (sessions.c.compaction_ranges_complete, sa.func.coalesce(newest.c.seq, sa.literal_column("0"))),
+                else_=sa.literal_column("0"),
+            ).label("seq"),
+            newest.c.covers_from.label("lo"),
+            newest.c.covers_to.label("hi"),
+        )
+        .select_from(sessions.outerjoin(newest, sa.true()))
+        .where(*_THIS_SESSION)
+        .cte("cut")
+    )
+    cut_seq, lo, hi = (sa.select(column).scalar_subquery() for column in (cut.c.seq, cut.c.lo, cut.c.hi))
+    before_cut = (*_ITS_EVENTS, events.c.seq < cut_seq)
+    plain = events.c.covers_from.is_(None)
+    chosen = sa.union_all(
+        sa.select(events.c.event, events.c.seq).where(*_ITS_EVENTS, events.c.seq >= cut_seq, *upto),
+        *(
+            # Each range alone, and "seq + 0" (no condition adk_events_session_seq can take): the
+            # planner then scans the timestamp range. Given "seq < cut" or the two ranges ORed, it
+            # read all the session's events below the cut and filtered them.
+            sa.select(events.c.event, events.c.seq).where(
+                *_ITS_EVENTS, events.c.seq + sa.literal_column("0") < cut_seq, plain, outside
+            )
+            for outside in (events.c.timestamp < lo, events.c.timestamp > hi)
+        ),
+        sa.select(
+            sa.select(events.c.event, events.c.seq)
+            .where(*before_cut, plain, events.c.timestamp >= lo, events.c.timestamp <= hi)
+            .order_by(events.c.seq.desc())
+            .limit(sa.literal_column("1"))
+            .subquery("last_covered")
+        ),
+        sa.select(events.c.event, events.c.seq).where(
+            *before_cut, events.c.covers_from.is_not(None), sa.not_(sa.and_(events.c.covers_from >= lo, events.c.covers_to <= hi))
+        ),
+    ).subquery("chosen")
+    as_array = sa.func.coalesce(
+        sa.func.json_agg(aggregate_order_by(chosen.c.event, chosen.c.seq)), sa.text("'[]'::json")
+    )
+    return GET_SESSION.add_columns(sa.select(sa.cast(as_array, sa.Text)).scalar_subquery().label("events"))
+
+
 _LOCK_SESSION = """locked AS (
   SELECT last_seq FROM adk_sessions WHERE app_name = :app AND user_id = :user AND id = :sid FOR UPDATE
 )"""
@@ -184,7 +250,8 @@ SELECT (SELECT count(*) FROM locked) AS found, (SELECT array_agg(id) FROM ins) A
        (SELECT CAST(json_agg(stored) AS text) FROM prior WHERE NOT same) AS differing,
        (SELECT array_agg(id) FROM prior) AS existing, (SELECT count(*) FROM bump) AS bumped"""
 )
-"""Append several events that carry no state delta in ONE statement. ``events_json`` is a JSON
+"""Append several events that carry no state delta and are no compaction in ONE statement (a
+compaction's range goes in columns of its own: ``append_event_statement``). ``events_json`` is a JSON
 array of the events' stored forms, in order; the columns come from each event's own fields. It
 locks the session row, numbers the batch after ``last_seq`` in its order, inserts what is not
 stored yet (a retried batch finds some of it stored: ON CONFLICT skips those) and moves
@@ -229,7 +296,8 @@ EVENT_JSON = sa.text(f"SELECT CAST({_stored_event(':event_id')} AS text)")
 
 @functools.cache
 def append_event_statement(session_delta: bool, app_delta: bool, user_delta: bool, new_only: bool = False) -> sa.TextClause:
-    """Append one event in ONE statement: lock the session row, number and insert the event, and
+    """Append one event in ONE statement: lock the session row, number and insert the event (with its
+    compaction range, ``:range_from``/``:range_to``, or NULLs), and
     merge the state deltas, the merges only when the insert happened (an event id already stored
     changes nothing). Atomic on its own, so it runs without an explicit transaction: one round trip
     instead of five. Columns out: ``found`` (the session exists), ``inserted`` (the new seq or NULL),
@@ -250,9 +318,10 @@ def append_event_statement(session_delta: bool, app_delta: bool, user_delta: boo
   WHERE stored IS NOT NULL
 )""",)),
         """ins AS (
-  INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, branch, timestamp, event)
+  INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, branch, timestamp, event,
+                          covers_from, covers_to)
   SELECT :app, :user, :sid, :event_id, locked.last_seq + 1, :invocation, :by, :on_branch, :at,
-         CAST(:event_json AS jsonb)
+         CAST(:event_json AS jsonb), :range_from, :range_to
   FROM locked"""
         + ("" if new_only else "\n  ON CONFLICT ON CONSTRAINT adk_events_pkey DO NOTHING")
         + """

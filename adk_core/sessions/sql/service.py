@@ -150,6 +150,9 @@ class DatabaseSessionService(SqlStore, SessionService):
         no_events = config.num_recent_events == 0
         if no_events:
             sql = _GET_SESSION_SQL
+        elif config.skip_compacted:
+            sql = _skipping_compacted_sql(config.through_event_id is not None)
+            params["through_id"] = config.through_event_id
         else:
             sql = _get_session_sql(
                 config.through_event_id is not None,
@@ -391,6 +394,8 @@ def _append_params(session: Session, event: Event, sealer: Sealer | None) -> dic
         "on_branch": event.branch,
         "at": event.timestamp,
         "event_json": _event_json(event, sealer),
+        "range_from": event.actions.compaction.start_timestamp if event.actions.compaction else None,
+        "range_to": event.actions.compaction.end_timestamp if event.actions.compaction else None,
         **_shared_state_params(app_delta, user_delta, sealer),
     }
     if session_delta:
@@ -399,16 +404,19 @@ def _append_params(session: Session, event: Event, sealer: Sealer | None) -> dic
 
 
 def _runs_of_plain_events(events: list[Event]) -> list[list[Event]]:
-    """``events`` in order, cut into runs: consecutive events without a state delta together, each
-    event with one alone (its merges are the single-event statement's)."""
+    """``events`` in order, cut into runs: consecutive plain events together, each other event alone
+    (a state delta's merges, and a compaction's range, are the single-event statement's)."""
     runs: list[list[Event]] = []
     for event in events:
-        plain = not event.actions.state_delta
-        if plain and runs and not runs[-1][-1].actions.state_delta:
+        if _plain(event) and runs and _plain(runs[-1][-1]):
             runs[-1].append(event)
         else:
             runs.append([event])
     return runs
+
+
+def _plain(event: Event) -> bool:
+    return not event.actions.state_delta and event.actions.compaction is None
 
 
 def _plain_events_params(session: Session, events: list[Event], sealer: Sealer | None) -> dict[str, Any]:
@@ -441,6 +449,11 @@ its ``events`` column right after them."""
 @functools.cache
 def _get_session_sql(through: bool, after: bool, last_n: bool, after_id: bool) -> str:
     return driver_sql(q.get_session_with_events(through, after, last_n, after_id))
+
+
+@functools.cache
+def _skipping_compacted_sql(through: bool) -> str:
+    return driver_sql(q.get_session_skipping_compacted(through))
 
 
 @functools.cache

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from adk_core.compaction import compaction_event
 from adk_core.errors import (
     AlreadyExistsError,
     EventConflictError,
@@ -16,10 +18,11 @@ from adk_core.errors import (
     SessionNotFoundError,
     StateKeyError,
 )
+from adk_core.flow.contents import without_compacted
 from adk_core.sessions import GetSessionConfig, InMemorySessionService, Session, SessionService
 from adk_core.sessions.base import select_events
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.types import Blob, Content, Event, EventActions, Part
+from adk_core.types import Blob, Content, Event, EventActions, EventCompaction, Part
 
 
 @pytest_asyncio.fixture
@@ -174,6 +177,55 @@ async def test_get_session_config_selects_like_the_reference(service: SessionSer
         "e8",
         "e9",
     ]
+
+
+def _random_compacted_log(rng: random.Random) -> list[Event]:
+    """Invocations with compactions between them, of ranges nested as the planner writes them or
+    anywhere, over timestamps that repeat and go backwards; some events carry a state delta."""
+    log: list[Event] = []
+    t = 100.0
+    for n in range(rng.randint(1, 12)):
+        for k in range(rng.randint(1, 3)):
+            t += rng.choice([0.0, 1.0, 1.0, 2.0, -1.5])
+            delta = {"n": n} if rng.random() < 0.1 else None
+            log.append(event(f"e{n}.{k}", t, delta, invocation_id=f"inv{n}"))
+        if rng.random() < 0.45:
+            start = 100.0 if rng.random() < 0.5 else rng.uniform(95, t)
+            summary = EventCompaction(start_timestamp=start, end_timestamp=rng.uniform(start, t + 2),
+                                      compacted_content=Content.model(f"S{n}"))
+            log.append(compaction_event(summary, invocation_id=f"inv{n}", timestamp=t + rng.choice([0.0, 0.5])))
+    return log
+
+
+async def test_skipping_compacted_events_selects_like_the_reference(service: SessionService, app_name: str) -> None:
+    for seed in range(20):
+        rng = random.Random(seed)
+        log = _random_compacted_log(rng)
+        session = await service.create_session(app_name=app_name, user_id="u", session_id=f"s{seed}")
+        i = 0
+        while i < len(log):  # in batches and one at a time, as workers write them
+            size = rng.randint(1, 4)
+            await service.append_events(session, [e.model_copy(deep=True) for e in log[i:i + size]])
+            i += size
+        for end in range(0, len(log) + 1, 2):
+            through = log[end - 1].id if end else "missing"
+            config = GetSessionConfig(through_event_id=through, skip_compacted=True)
+            got = [e.id for e in (await reget(service, session, config)).events]
+            assert got == [e.id for e in without_compacted(log[:end])], (seed, end)
+        everything = await reget(service, session, GetSessionConfig(skip_compacted=True))
+        assert everything.events == without_compacted(log), seed
+        assert everything.state == (await reget(service, session)).state
+
+
+async def test_skipping_compacted_events_takes_a_cursor_only(service: SessionService, app_name: str) -> None:
+    session = await service.create_session(app_name=app_name, user_id="u")
+    for config in (
+        GetSessionConfig(skip_compacted=True, num_recent_events=3),
+        GetSessionConfig(skip_compacted=True, after_timestamp=1.0),
+        GetSessionConfig(skip_compacted=True, after_event_id="e1"),
+    ):
+        with pytest.raises(InvalidInputError, match="skip_compacted combines with through_event_id only"):
+            await reget(service, session, config)
 
 
 async def test_negative_num_recent_events_is_refused(service: SessionService, app_name: str) -> None:

@@ -21,15 +21,17 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adk_core.compaction import compaction_event
+from adk_core.encryption import KeyRing, Sealer
 from adk_core.errors import AdkError, ConfigurationError, EventConflictError, InvalidInputError
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sessions.sql import _statements as q
-from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL
+from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL, _event_json
 from adk_core.sql import MIGRATIONS_DIR, alembic_config, held, is_transient, migrate, upgrade
 from adk_core.sql.migrate import HEAD_REVISION, VERSION_TABLE
 from adk_core.sql.schema import metadata
-from adk_core.types import Content, Event, EventActions, Part
+from adk_core.types import Content, Event, EventActions, EventCompaction, Part
 from adkt.embedded import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
@@ -149,6 +151,67 @@ async def test_a_database_behind_is_upgraded_and_one_at_head_is_checked_without_
         subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def _compacted_log() -> list[Event]:
+    """u1 a1 u2 a2, a compaction of the first three, u3: read skipping compacted, u2 (where the summary shows) a2 C u3."""
+    log = [event(name, ts) for name, ts in (("u1", 1.0), ("a1", 2.0), ("u2", 3.0), ("a2", 4.0))]
+    summary = EventCompaction(start_timestamp=1.0, end_timestamp=3.0, compacted_content=Content.model("S"))
+    return [*log, compaction_event(summary, invocation_id="inv", timestamp=4.5), event("u3", 5.0)]
+
+
+async def test_migration_0008_copies_plain_compaction_ranges_out_and_marks_sessions_with_sealed_events(
+    postgres: EmbeddedPostgres,
+) -> None:
+    url = await postgres.create_database(f"ranges_{uuid.uuid4().hex[:8]}")
+    await asyncio.to_thread(upgrade, url, "0007")
+    engine = create_async_engine(url)
+    log = _compacted_log()
+    sealer = Sealer(KeyRing((("k1", bytes(range(32))),)))
+    async with engine.begin() as conn:  # rows as 0007's code stored them: no range columns
+        for sid, stored_as in (("plain", None), ("sealed", sealer)):
+            await conn.execute(sa.text(
+                "INSERT INTO adk_sessions (app_name, user_id, id, create_time, update_time, last_seq) "
+                "VALUES ('a', 'u', :s, 0, 0, :n)"), {"s": sid, "n": len(log)})
+            for seq, e in enumerate(log, 1):
+                await conn.execute(sa.text(
+                    "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
+                    "VALUES ('a', 'u', :s, :id, :seq, :inv, :by, :at, CAST(:json AS jsonb))"),
+                    {"s": sid, "id": e.id, "seq": seq, "inv": e.invocation_id, "by": e.author, "at": e.timestamp,
+                     "json": _event_json(e, stored_as)})
+    await migrate(url)
+    async with engine.connect() as conn:
+        ranges = (await conn.execute(sa.text(
+            "SELECT session_id, id, covers_from, covers_to FROM adk_events WHERE covers_from IS NOT NULL ORDER BY 1"))).all()
+        complete = dict((await conn.execute(sa.text("SELECT id, compaction_ranges_complete FROM adk_sessions"))).all())
+    assert [tuple(r) for r in ranges] == [("plain", "inv/compaction", 1.0, 3.0)]
+    assert complete == {"plain": True, "sealed": False}
+    service = DatabaseSessionService(engine, sealer=sealer)
+    skipping = GetSessionConfig(skip_compacted=True)
+    plain = await service.get_session(app_name="a", user_id="u", session_id="plain", config=skipping)
+    sealed = await service.get_session(app_name="a", user_id="u", session_id="sealed", config=skipping)
+    assert plain is not None and [e.id for e in plain.events] == ["u2", "a2", "inv/compaction", "u3"]
+    assert sealed is not None and [e.id for e in sealed.events] == [e.id for e in log]  # its range is sealed: all read
+    await engine.dispose()
+
+
+async def test_a_compaction_stored_now_has_its_range_in_clear_beside_its_sealed_event(
+    engine: AsyncEngine, app_name: str
+) -> None:
+    service = DatabaseSessionService(engine, sealer=Sealer(KeyRing((("k1", bytes(range(32))),))))
+    session = await service.create_session(app_name=app_name, user_id="u")
+    await service.append_events(session, _compacted_log())
+    async with engine.connect() as conn:
+        rows = (await conn.execute(sa.text(
+            "SELECT id, covers_from, covers_to, event ? 'adk_sealed' FROM adk_events WHERE app_name = :a ORDER BY seq"),
+            {"a": app_name})).all()
+    assert [tuple(r) for r in rows] == [
+        ("u1", None, None, True), ("a1", None, None, True), ("u2", None, None, True), ("a2", None, None, True),
+        ("inv/compaction", 1.0, 3.0, True), ("u3", None, None, True),
+    ]
+    got = await service.get_session(app_name=app_name, user_id="u", session_id=session.id,
+                                    config=GetSessionConfig(skip_compacted=True))
+    assert got is not None and [e.id for e in got.events] == ["u2", "a2", "inv/compaction", "u3"]
 
 
 async def test_concurrent_migrators_take_turns(postgres: EmbeddedPostgres) -> None:
