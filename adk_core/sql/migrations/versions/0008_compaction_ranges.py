@@ -9,8 +9,9 @@ Events stored before this revision: a plain one's range is copied out of its JSO
 one's cannot be read without the keys, so its session is marked (compaction_ranges_complete false)
 and its reads skipping compacted events read everything, as before.
 
-This revision reads every stored event once and builds two indexes on adk_events, in the one
-transaction migrations run in: appends wait until it commits.
+This revision reads every stored event once and builds an index of them by timestamp (the other
+holds compactions only), in the one transaction migrations run in: appends wait until it commits
+(2.3 s for 1,000,000 events, 1 GB, on the embedded Postgres of a 2-core machine).
 
 Revision ID: 0008
 Revises: 0007
