@@ -64,6 +64,8 @@ class DurableInvoker:
             runtime=self.runtime,
         )
         self.runtime.app_compacts = self.runner.events_compaction_config is not None
+        self._uncompacted: InvocationContext | None = None
+        """The invocation ``invoke(compact=False)`` finished, until ``compact_last``."""
 
     async def load(self, *, create: bool, initial_state: dict | None, tail_events: int = 20,
                    expect_new: bool = False) -> Session:  # fmt: skip
@@ -86,7 +88,7 @@ class DurableInvoker:
     async def invoke(
         self, message: Content | None, *, state_delta: dict | None, max_llm_calls: int, events: list[Event],
         streaming_mode: str = "none", stream_id: str = "", continuation: TurnContinuation | None = None,
-        flush: bool = True,
+        flush: bool = True, compact: bool = True,
     ) -> str:
         """Run one invocation, appending its events to ``events`` as they come; returns its id.
 
@@ -103,8 +105,12 @@ class DurableInvoker:
 
         Without ``flush``, the invocation's last events stay queued (``sessions.unacked``) for the
         caller to store, or to ride along with the session's next model call (eval trials).
+
+        Without ``compact``, a compaction due after the invocation is left to ``compact_last``, for a
+        caller that answers first (SessionWorkflow).
         """
         assert self.session is not None, "load() first"
+        self._uncompacted = None
         streams = streaming_mode == "sse" and bool(stream_id)
         ctx = self.runner.new_invocation_context(
             self.session, run_config=RunConfig(max_llm_calls=max_llm_calls, streaming_mode="sse" if streams else "none"),
@@ -140,8 +146,18 @@ class DurableInvoker:
             self._count_turn(labels, started, events[first_event:], waiting, error_type=error_type)
             raise ApplicationError(error_message, type=error_type, non_retryable=True) from e
         self._count_turn(labels, started, events[first_event:], waiting, error_type=None)
-        await compact_after_invocation(self.runner, self.runtime, self.sessions, ctx)
+        if compact:
+            await compact_after_invocation(self.runner, self.runtime, self.sessions, ctx)
+        else:
+            self._uncompacted = ctx
         return ctx.invocation_id
+
+    async def compact_last(self) -> None:
+        """The compaction ``invoke(compact=False)`` left, if one is due; nothing when that invocation
+        did not finish here (it failed, or went on in a long turn's child, which compacts itself)."""
+        ctx, self._uncompacted = self._uncompacted, None
+        if ctx is not None:
+            await compact_after_invocation(self.runner, self.runtime, self.sessions, ctx)
 
     def _count_turn(self, labels: dict[str, str], started: datetime, events: list[Event],
                     waiting_before: dict[str, tuple[str, float]], *, error_type: str | None) -> None:

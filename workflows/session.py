@@ -93,6 +93,10 @@ STORED_RESULT_LOOK_BACK = 1000
 """How far back in the stored session a repeated message's events are looked for."""
 IDLE_CLOCK_PATCH = "idle-clock-one-timer"
 """Runs started before IdleClock's single timer replay with a timer per wait (workflow.patched)."""
+COMPACT_AFTER_REPLY_PATCH = "compact-after-the-reply"
+"""A compacting app's turn answers its sender before the compaction it makes due is written (the
+next message waits for it). Asked only by apps that compact; a history recorded before, which
+wrote the compaction first, replays that way."""
 HANDLERS_GRACE = timedelta(seconds=10)
 """How long a cancelled conversation waits for its update handlers to answer their senders, and for
 a long turn's child, cancelled with it, to store what it made (_cancellable_long_turn)."""
@@ -281,12 +285,14 @@ class SessionWorkflow:
         workflow.set_current_details(turn_details(turn, message.message, "running"))
         omitted = 0
         result_json: bytes | None = None
+        compact_after_reply = invoker.runtime.app_compacts and workflow.patched(COMPACT_AFTER_REPLY_PATCH)
         try:
             try:
                 invocation_id = await invoker.invoke(
                     message.message, state_delta=message.state_delta, max_llm_calls=message.max_llm_calls,
                     events=self._turn_events, streaming_mode=message.streaming_mode,
                     stream_id=turn_stream_id(workflow.info().workflow_id, message_id),
+                    compact=not compact_after_reply,
                 )
             except TurnOutgrewRun as outgrown:
                 invocation_id, omitted = await self._finish_in_child(invoker, message, outgrown.continuation)
@@ -319,6 +325,10 @@ class SessionWorkflow:
         state = "done" if outcome.result is not None else f"failed: {outcome.error_type}"
         workflow.set_current_details(turn_details(turn, message.message, state))
         self._keep(outcome, result_json)
+        if compact_after_reply:
+            # The sender has its answer (the update completes with this workflow task); the summary
+            # is written before the next message runs, and before the run continues as new.
+            await invoker.compact_last()
 
     async def _finish_in_child(
         self, invoker: DurableInvoker, message: SendMessage, continuation: TurnContinuation

@@ -1,5 +1,6 @@
-"""A worker SIGKILLed inside the summarizing step: a fresh worker finishes the turn and the session
-holds exactly one compaction event for it, written by the retry."""
+"""A worker SIGKILLed inside the summarizing step, after the turn answered: a fresh worker writes the
+summary before the next turn runs, and the session holds exactly one compaction event for the turn,
+written by the retry."""
 
 from __future__ import annotations
 
@@ -41,20 +42,21 @@ async def test_worker_killed_mid_summary_stores_one_compaction(
     workers = [_start_worker(*start), _start_worker(*start, held_until=go)]
     try:
         first = await adk.send(name, "u1", session_id, "one")
-        second_turn = asyncio.create_task(adk.send(name, "u1", session_id, "two"))  # compaction is due after it
+        # A compaction is due after the second turn, which answers before its summary is written.
+        second = await adk.send(name, "u1", session_id, "two")
         await _wait_for(marker_dir / crash_app.SUMMARY_MARKER, workers[0], log)
-        assert not second_turn.done()
+        third_turn = asyncio.create_task(adk.send(name, "u1", session_id, "three"))  # waits for the summary
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
         await forget_sticky_queues(adk.client, session_workflow_id(name, "u1", session_id))
         # The summarizing activity's heartbeat timeout (10 s, fixed: workflows/_compaction.py) notices the kill.
         release(workers[1], go, log)
-        second = await asyncio.wait_for(second_turn, timeout=60)
+        third = await asyncio.wait_for(third_turn, timeout=60)
     finally:
         for worker in workers:
             _stop(worker)
 
-    assert first.final_text == second.final_text == "ok"
+    assert first.final_text == second.final_text == third.final_text == "ok"
     async with open_services(database_url) as services:
         session = await services["session_service"].get_session(app_name=name, user_id="u1", session_id=session_id)
     assert session is not None
@@ -63,4 +65,4 @@ async def test_worker_killed_mid_summary_stores_one_compaction(
     compactions = [e for e in session.events if e.actions.compaction is not None]
     assert [e.id for e in compactions] == [compaction_event_id(second.invocation_id)]
     assert compactions[0].actions.compaction.compacted_content.text == f"summary written by pid {workers[1].pid}"
-    assert [e.text for e in session.events if e.actions.compaction is None] == ["one", "ok", "two", "ok"]
+    assert [e.text for e in session.events if e.actions.compaction is None] == ["one", "ok", "two", "ok", "three", "ok"]

@@ -5,7 +5,9 @@ and one compaction event however the summarizing step is retried."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, compaction_event_id
 from adk_core.errors import ModelError
 from adk_core.models.base import LlmRequest
+from adk_core.types import Content, Event
 from adk_temporal.activities._history import StoredEventsCache
 from tests.integration.conftest import DurableStack
 from tests.unit.compaction.conversation import INTERVAL, OVERLAP, make_app, question, request_text
@@ -27,6 +30,20 @@ async def converse_durably(stack: DurableStack, app: App, session_id: str, turns
     for n in range(1, turns + 1):
         result = await stack.client.send(app.name, "user", session_id, question(n))
         assert result.final_text.startswith(f"After {n} comes {n + 1}")
+    await compactions_stored(stack, app.name, session_id, turns // INTERVAL)
+
+
+async def compactions_stored(stack: DurableStack, app_name: str, session_id: str, count: int) -> list[Event]:
+    """The session's compaction events, once there are ``count``: a turn answers before the summary
+    it makes due is written (workflows/session.py, COMPACT_AFTER_REPLY_PATCH)."""
+    async with asyncio.timeout(30):
+        while True:
+            stored = await stack.sessions.get_session(app_name=app_name, user_id="user", session_id=session_id)
+            assert stored is not None
+            compactions = [e for e in stored.events if e.actions.compaction is not None]
+            if len(compactions) >= count:
+                return compactions
+            await asyncio.sleep(0.05)
 
 
 async def converse_in_process(app: App, turns: int) -> None:
@@ -112,6 +129,48 @@ async def test_a_worker_without_the_session_cached_reads_what_compaction_leaves_
     assert longest <= 2 * (INTERVAL + OVERLAP) + 2 < len(stored.events) // 4, (longest, len(stored.events))
 
 
+class HeldSummarizer:
+    """Writes its summary once ``release`` is set: a summarizer model that takes its time."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def summarize_events(self, events: Sequence[Event]) -> Content | None:
+        self.started.set()
+        await self.release.wait()
+        return Content.model(f"summary of {len(events)} events")
+
+
+async def test_a_compacting_turn_answers_before_its_summary_is_written(durable_stack: DurableStack) -> None:
+    """The turn that makes a compaction due answers its sender while the summarizer still works;
+    the next message waits for the summary, and its model sees it."""
+    summarizer = HeldSummarizer()
+    model = ScriptedModel(lambda r: "ok")
+    name = f"compaction_after_reply_{uuid.uuid4().hex[:8]}"
+    config = EventsCompactionConfig(2, 0, summarizer=summarizer)
+    app = durable_stack.register(App(name=name, root_agent=LlmAgent(name="counter", model=model),
+                                     events_compaction_config=config))
+    await durable_stack.client.send(app.name, "user", "s", "message 0")
+    # The second turn makes a compaction due: its answer comes while the summary is held.
+    second = await asyncio.wait_for(durable_stack.client.send(app.name, "user", "s", "message 1"), timeout=20)
+    await asyncio.wait_for(summarizer.started.wait(), timeout=20)
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None and not any(e.actions.compaction for e in stored.events)
+
+    third = asyncio.ensure_future(durable_stack.client.send(app.name, "user", "s", "message 2"))
+    await asyncio.sleep(1.0)
+    assert not third.done() and len(model.requests) == 2  # the next turn waits for the summary
+    summarizer.release.set()
+    await asyncio.wait_for(third, timeout=20)
+
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None
+    assert [e.id for e in stored.events if e.actions.compaction] == [compaction_event_id(second.invocation_id)]
+    seen = [p.text for c in model.requests[2].contents for p in c.parts if p.text]
+    assert any("summary of" in text for text in seen) and "message 0" not in seen
+
+
 async def test_a_retried_summary_stores_one_compaction_event(durable_stack: DurableStack) -> None:
     """The summarizer fails its first attempt (as a crashed worker's attempt would end): Temporal
     retries the step, which writes a different summary; the session holds exactly one compaction
@@ -131,6 +190,7 @@ async def test_a_retried_summary_stores_one_compaction_event(durable_stack: Dura
     second = None
     for n in range(2):
         second = await durable_stack.client.send(app.name, "user", "s", f"message {n}")
+    await compactions_stored(durable_stack, name, "s", 1)
     assert second is not None and len(attempts) == 2
 
     stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")

@@ -72,6 +72,13 @@ def test_the_long_turns_are_recorded_deferring_once_and_deferring_again() -> Non
     assert not any(b"defer-a-turns-first-events-only" in data for data in _patches("long_turn_deferring_again.json.gz"))
 
 
+def test_the_compactions_are_recorded_after_the_reply_and_before_it() -> None:
+    """compaction's turns answered before their summaries were written (the patch marker is there);
+    compaction_before_reply was recorded before that and replays the old way."""
+    assert any(b"compact-after-the-reply" in data for data in _patches("compaction.json"))
+    assert not any(b"compact-after-the-reply" in data for data in _patches("compaction_before_reply.json"))
+
+
 def test_workflow_ids_are_read_from_the_histories() -> None:
     from adk_temporal.workflows import session_workflow_id
 

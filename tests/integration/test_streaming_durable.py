@@ -138,27 +138,28 @@ async def test_a_recorded_provider_stream_reaches_the_durable_client_as_in_proce
 
 
 class SlowSummarizerModel:
-    """A summarizer that takes ``seconds`` to answer: the turn's compaction runs that long after
-    its answer is stored."""
+    """A summarizer that takes ``seconds`` to answer."""
 
     name = "slow-summarizer"
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.calls = 0
+        self.answered = asyncio.Event()
 
     async def generate_content(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
         self.calls += 1
         await asyncio.sleep(self.seconds)
+        self.answered.set()
         yield text_response("They greeted each other.")
 
 
-async def test_the_committed_answer_reaches_the_client_when_stored_not_with_the_turns_result(
+async def test_a_streamed_turn_ends_with_its_answer_not_after_the_compaction_it_makes_due(
     durable_stack: DurableStack,
 ) -> None:
-    """The end-of-turn commit is written to the turn's stream once stored: a client following the
-    turn hands out the committed answer while the turn still runs (here, a 1.5 s compaction after
-    the answer), not with the update's result, a workflow task later. Each event once, as stored."""
+    """The end-of-turn commit reaches the turn's stream, and the stream ends with the turn's result,
+    while the 1.5 s compaction the turn makes due is still being written (it runs after the reply).
+    Each event once, as stored."""
     summarizer = SlowSummarizerModel(1.5)
     app = App(
         name=f"stream_{uuid.uuid4().hex[:6]}",
@@ -166,20 +167,18 @@ async def test_the_committed_answer_reaches_the_client_when_stored_not_with_the_
         events_compaction_config=EventsCompactionConfig(1, summarizer=LlmEventsSummarizer(summarizer)),
     )
     durable_stack.register(app)
-    loop = asyncio.get_running_loop()
-    # A poll interval longer than the turn: no query of the turn's state brings the answer early.
     stream = _client(durable_stack).stream(app.name, "u", "s", "hi", partial=True, poll_interval=30.0)
-    arrivals = [(loop.time(), e) async for e in stream]
-    ended = loop.time()
+    arrivals = [e async for e in stream]
 
-    assert summarizer.calls == 1, "the turn compacted after its answer"
-    committed = [(at, e) for at, e in arrivals if not e.partial]
-    assert [e.text for _, e in committed] == ["Hello there."]
-    assert ended - committed[0][0] >= 1.0, "the answer waited for the rest of the turn"
-    assert [e.text for _, e in arrivals if e.partial] == ["Hello", " there."]
+    assert not summarizer.answered.is_set(), "the turn ended before its compaction"
+    committed = [e for e in arrivals if not e.partial]
+    assert [e.text for e in committed] == ["Hello there."]
+    assert [e.text for e in arrivals if e.partial] == ["Hello", " there."]
+    await asyncio.wait_for(summarizer.answered.wait(), timeout=20)
+    assert summarizer.calls == 1
     session = await durable_stack.sessions.get_session(app_name=app.name, user_id="u", session_id="s")
     assert session is not None
-    assert [e.id for e in session.events if e.author == "greeter"] == [committed[0][1].id]
+    assert [e.id for e in session.events if e.author == "greeter"] == [committed[0].id]
 
 
 async def _history_bytes(stack: DurableStack, workflow_id: str) -> tuple[int, int]:
