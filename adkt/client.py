@@ -158,12 +158,17 @@ class AdkClient:
         *,
         task_queue: str | None = None,
         idle_timeout_seconds: float | None = None,
+        renew_idle_run_after_seconds: float | None = None,
         retry_seconds: float = 120.0,
         database_url: str | None = None,
         search_attributes: bool = True,
     ) -> None:
         """``idle_timeout_seconds``: how long a conversation's workflow waits for the next message
         before it ends (the next message starts it again); None keeps the workflow's default.
+        ``renew_idle_run_after_seconds``: how long a conversation with a long run waits before it
+        continues as new, so a worker without it cached replays little for the next message (the
+        idle timeout still counts from its last turn); None keeps the workflow's default (300), 0
+        never renews.
         ``retry_seconds``: how long transport errors are retried (with the same message id).
         ``task_queue``: None sends each app's runs to its own queue (workflows.app_task_queue), where
         only workers serving that app poll; a name sends every app's runs there (the workers must
@@ -174,6 +179,7 @@ class AdkClient:
         self.search_attributes = search_attributes
         self.task_queue = task_queue
         self.idle_timeout_seconds = idle_timeout_seconds
+        self.renew_idle_run_after_seconds = renew_idle_run_after_seconds
         self.retry_seconds = retry_seconds
         self.database_url = database_url
         """The sessions database, where ``stream(partial=True)`` reads partials (else ADK_DATABASE_URL)."""
@@ -191,6 +197,8 @@ class AdkClient:
     # --- sending ----------------------------------------------------------------------------
     def _input(self, app: str, user_id: str, session_id: str, initial_state: dict[str, Any] | None) -> SessionWorkflowInput:
         options: dict[str, Any] = {"idle_timeout_seconds": self.idle_timeout_seconds} if self.idle_timeout_seconds else {}
+        if self.renew_idle_run_after_seconds is not None:
+            options["renew_idle_run_after_seconds"] = self.renew_idle_run_after_seconds or None
         return SessionWorkflowInput(
             app_name=app, user_id=user_id, session_id=session_id, initial_state=initial_state, **options
         )

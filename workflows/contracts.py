@@ -132,6 +132,9 @@ class CarriedTurns(BaseModel):
     moved_from: str | None = None
     """The worker deployment version (``name:build_id``) the previous run ran on, when this run
     started because the conversation moved to a new version."""
+    idle_since: float | None = None
+    """When the conversation went idle (epoch seconds), when the previous run renewed itself while
+    idle (``SessionWorkflowInput.renew_idle_run_after_seconds``): the idle timeout counts from then."""
 
 
 class SessionWorkflowInput(BaseModel):
@@ -143,6 +146,10 @@ class SessionWorkflowInput(BaseModel):
     initial_state: dict[str, Any] | None = None
     idle_timeout_seconds: float = 3600.0
     """An idle conversation ends after this; the next message starts it again."""
+    renew_idle_run_after_seconds: float | None = 300.0
+    """A conversation idle this long continues as new, when its run's history is long enough
+    (workflows/session.py, RENEW_MIN_HISTORY_EVENTS) that a worker without it cached would replay
+    a good part of it for the next message; the new run holds a few events. None: never."""
     max_turns_per_run: int | None = None
     """Continue-as-new after this many turns in one run, besides whenever Temporal suggests it
     (bounds history size by turns; small values make continue-as-new cheap to test)."""

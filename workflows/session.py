@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
 
 from temporalio import workflow
@@ -93,6 +93,12 @@ STORED_RESULT_LOOK_BACK = 1000
 """How far back in the stored session a repeated message's events are looked for."""
 IDLE_CLOCK_PATCH = "idle-clock-one-timer"
 """Runs started before IdleClock's single timer replay with a timer per wait (workflow.patched)."""
+RENEW_IDLE_RUN_PATCH = "renew-idle-run"
+"""The idle clock wakes a long run once it has been idle ``renew_idle_run_after_seconds`` (asked once
+per run that renews): a run from before slept through to its idle timeout."""
+RENEW_MIN_HISTORY_EVENTS = 200
+"""A run renews itself when idle only from this many history events (about four W1 turns): below,
+the replay a cold worker makes of it for the next message is already short."""
 COMPACT_AFTER_REPLY_PATCH = "compact-after-the-reply"
 """A compacting app's turn answers its sender before the compaction it makes due is written (the
 next message waits for it). Asked only by apps that compact; a history recorded before, which
@@ -110,12 +116,22 @@ class IdleClock:
     clock keeps one timer running instead: when it fires, it expires only if the conversation has
     been idle for the whole period (since the last ``restart``), and otherwise sleeps for the rest.
     A conversation that is never idle that long costs one timer per ``idle`` period, not per turn.
+
+    With ``renew``, a run long enough to make a cold replay costly (RENEW_MIN_HISTORY_EVENTS) is also
+    woken once it has been idle that long: ``renew_due`` is set, and the workflow continues as new,
+    carrying ``since``. The timer then fires every ``renew`` while the conversation is busy; a run
+    still short sleeps towards its idle timeout, and the turn that makes it long enough cancels that
+    timer for a shorter one (once a run).
     """
 
-    def __init__(self, idle: timedelta, *, one_timer: bool) -> None:
+    def __init__(self, idle: timedelta, *, one_timer: bool, renew: timedelta | None = None,
+                 since: datetime | None = None) -> None:
         self._idle = idle
         self._one_timer = one_timer
-        self._since = workflow.now()
+        self._renew = renew if one_timer and renew is not None and renew < idle and workflow.patched(RENEW_IDLE_RUN_PATCH) else None
+        self.since = since or workflow.now()
+        """When idleness began: the last ``restart``, or the previous run's (carried)."""
+        self.renew_due = False
         self._expired = False
         self._waiting = False
         self._timer: asyncio.Task[None] | None = None
@@ -142,8 +158,9 @@ class IdleClock:
 
     def restart(self) -> None:
         """Count idleness from now (a turn just ended)."""
-        self._since = workflow.now()
+        self.since = workflow.now()
         self._expired = False
+        self.renew_due = False
 
     def stop(self) -> None:
         if self._timer is not None and not self._timer.done():
@@ -152,14 +169,26 @@ class IdleClock:
 
     async def _run(self) -> None:
         while True:
-            await workflow.wait_condition(lambda: not self._expired)
-            left = self._since + self._idle - workflow.now()
+            await workflow.wait_condition(lambda: not self._expired and not self.renew_due)
+            renews = self._renew is not None and _long_run()
+            deadline = self.since + (self._renew if renews and self._renew is not None else self._idle)
+            left = deadline - workflow.now()
             if left > timedelta(0):
-                await workflow.sleep(left)
-            elif self._waiting:
-                self._expired = True
-            else:  # a turn is running: idleness starts when it ends
+                if self._renew is not None and not renews:
+                    with contextlib.suppress(TimeoutError):  # woken early when a turn makes the run long
+                        await workflow.wait_condition(_long_run, timeout=left)
+                else:
+                    await workflow.sleep(left)
+            elif not self._waiting:  # a turn is running: idleness starts when it ends
                 await workflow.wait_condition(lambda: self._waiting)
+            elif renews:
+                self.renew_due = True
+            else:
+                self._expired = True
+
+
+def _long_run() -> bool:
+    return workflow.info().get_current_history_length() >= RENEW_MIN_HISTORY_EVENTS
 
 
 @workflow.defn(name="SessionWorkflow", failure_exception_types=[AdkError])
@@ -181,6 +210,7 @@ class SessionWorkflow:
         self._outcomes = KeptOutcomes(KEEP_OUTCOMES)
         self._done: OrderedDict[str, str] = OrderedDict()
         self._turns = 0
+        self._idle: IdleClock | None = None
         carried = input.carried or CarriedTurns()
         self._done.update(carried.done)
         for outcome in carried.outcomes:
@@ -195,7 +225,12 @@ class SessionWorkflow:
         assert invoker is not None  # set whenever there is no refusal
         await invoker.load(create=True, initial_state=input.initial_state)
         self._loaded = True
-        idle = IdleClock(timedelta(seconds=input.idle_timeout_seconds), one_timer=workflow.patched(IDLE_CLOCK_PATCH))
+        carried = input.carried
+        idle = self._idle = IdleClock(
+            timedelta(seconds=input.idle_timeout_seconds), one_timer=workflow.patched(IDLE_CLOCK_PATCH),
+            renew=None if input.renew_idle_run_after_seconds is None else timedelta(seconds=input.renew_idle_run_after_seconds),
+            since=datetime.fromtimestamp(carried.idle_since, UTC) if carried and carried.idle_since else None,
+        )
         try:
             while True:
                 if not await idle.wait(lambda: bool(self._queue) or self._should_continue_as_new() or self._should_move()):
@@ -216,7 +251,10 @@ class SessionWorkflow:
                 await invoker.sessions.flush()
                 if self._queue or not workflow.all_handlers_finished():
                     continue  # something arrived while the flush ran: serve it first
-                workflow.continue_as_new(input.model_copy(update={"carried": self._carry()}))
+                carried_turns = self._carry()
+                if idle.renew_due:  # idle all along: the next run's idle timeout counts from the same moment
+                    carried_turns.idle_since = idle.since.timestamp()
+                workflow.continue_as_new(input.model_copy(update={"carried": carried_turns}))
         except asyncio.CancelledError:
             if workflow.patched(END_CANCELLED_TURN_PATCH):
                 await self._answer_before_cancelled()
@@ -273,6 +311,7 @@ class SessionWorkflow:
             info.is_continue_as_new_suggested()
             or info.get_current_history_length() >= self._input.max_history_events
             or (limit is not None and self._turns >= limit)
+            or (self._idle is not None and self._idle.renew_due)
         )
 
     async def _run_turn(self, invoker: DurableInvoker, message: SendMessage) -> None:

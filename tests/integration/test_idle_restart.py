@@ -121,3 +121,41 @@ async def test_later_messages_go_by_plain_update_and_an_ended_conversation_start
     assert counted.kinds[3:] == ["update", "with-start"]  # the plain one found it ended
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
     assert stored is not None and len(stored.events) == 8  # every message once
+
+
+async def test_a_long_run_left_idle_renews_itself_and_still_ends_on_time(durable_stack: DurableStack) -> None:
+    """A run long enough that a cold worker would replay much of it continues as new once idle for
+    renew_idle_run_after_seconds: the new run holds a few events, the idle timeout still counts from
+    the last turn (not from the renewal), and the next message finds the whole conversation."""
+
+    def script(request: LlmRequest) -> Any:
+        asked = [p.text for c in request.contents if c.role == "user" for p in c.parts if p.text]
+        return text_response(f"message {len(asked)}")
+
+    app = durable_stack.register(App(name=f"renew_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script))))
+    client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=4,
+                       renew_idle_run_after_seconds=1)
+    handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+    loop = asyncio.get_running_loop()
+    turns = 0
+    while turns == 0 or (await handle.describe()).history_length < 220:
+        turns += 1
+        assert (await client.send(app.name, "u1", "s1", f"hello {turns}")).final_text == f"message {turns}"
+    last_turn = loop.time()
+    long_run = (await handle.describe()).run_id
+
+    async with asyncio.timeout(20):
+        while (await handle.describe()).run_id == long_run:
+            await asyncio.sleep(0.05)
+    renewed = await handle.describe()
+    assert renewed.history_length < 30, renewed.history_length
+    history = await client.client.get_workflow_handle(handle.id, run_id=long_run).fetch_history()
+    assert history.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    # The renewed run is short, so it does not renew again; it ends 4 s after the last turn (5 s or
+    # more had it counted from the renewal).
+    await asyncio.wait_for(client.client.get_workflow_handle(handle.id, run_id=renewed.run_id).result(), timeout=20)
+    assert loop.time() - last_turn < 4.8
+    assert (await handle.describe()).run_id == renewed.run_id
+
+    again = await client.send(app.name, "u1", "s1", "still there?")  # a new run, from the store
+    assert again.final_text == f"message {turns + 1}"
