@@ -94,8 +94,8 @@ STORED_RESULT_LOOK_BACK = 1000
 IDLE_CLOCK_PATCH = "idle-clock-one-timer"
 """Runs started before IdleClock's single timer replay with a timer per wait (workflow.patched)."""
 RENEW_IDLE_RUN_PATCH = "renew-idle-run"
-"""The idle clock wakes a long run once it has been idle ``renew_idle_run_after_seconds`` (asked once
-per run that renews): a run from before slept through to its idle timeout."""
+"""The idle clock wakes a long run once it has been idle ``renew_idle_run_after_seconds`` (asked when
+a run first grows long): a run from before slept through to its idle timeout."""
 RENEW_MIN_HISTORY_EVENTS = 200
 """A run renews itself when idle only from this many history events (about four W1 turns): below,
 the replay a cold worker makes of it for the next message is already short."""
@@ -117,24 +117,23 @@ class IdleClock:
     been idle for the whole period (since the last ``restart``), and otherwise sleeps for the rest.
     A conversation that is never idle that long costs one timer per ``idle`` period, not per turn.
 
-    With ``renew``, a run long enough to make a cold replay costly (RENEW_MIN_HISTORY_EVENTS) is also
-    woken once it has been idle that long: ``renew_due`` is set, and the workflow continues as new,
-    carrying ``since``. The timer then fires every ``renew`` while the conversation is busy; a run
-    still short sleeps towards its idle timeout, and the turn that makes it long enough cancels that
-    timer for a shorter one (once a run).
+    With ``renew``, once the run is long enough to make a cold replay costly
+    (RENEW_MIN_HISTORY_EVENTS), a second timer wakes it when it has been idle ``renew``:
+    ``renew_due`` is set, and the workflow continues as new, carrying ``since``. That timer too is
+    one per ``renew`` period of a busy conversation; a short run (most) never starts it.
     """
 
     def __init__(self, idle: timedelta, *, one_timer: bool, renew: timedelta | None = None,
                  since: datetime | None = None) -> None:
         self._idle = idle
         self._one_timer = one_timer
-        self._renew = renew if one_timer and renew is not None and renew < idle and workflow.patched(RENEW_IDLE_RUN_PATCH) else None
+        self._renew = renew if one_timer and renew is not None and renew < idle else None
         self.since = since or workflow.now()
         """When idleness began: the last ``restart``, or the previous run's (carried)."""
         self.renew_due = False
         self._expired = False
         self._waiting = False
-        self._timer: asyncio.Task[None] | None = None
+        self._timers: list[asyncio.Task[None]] = []
 
     async def wait(self, ready: Callable[[], bool]) -> bool:
         """Until ``ready()``: True; or until idle for the whole period: False (the clock restarts)."""
@@ -144,8 +143,10 @@ class IdleClock:
                 return True
             except TimeoutError:
                 return False
-        if self._timer is None:
-            self._timer = asyncio.create_task(self._run())
+        if not self._timers:
+            self._timers.append(asyncio.create_task(self._run()))
+            if self._renew is not None:
+                self._timers.append(asyncio.create_task(self._renewal(self._renew)))
         self._waiting = True
         try:
             await workflow.wait_condition(lambda: ready() or self._expired)
@@ -163,28 +164,36 @@ class IdleClock:
         self.renew_due = False
 
     def stop(self) -> None:
-        if self._timer is not None and not self._timer.done():
-            self._timer.cancel()
-        self._timer = None
+        for timer in self._timers:
+            if not timer.done():
+                timer.cancel()
+        self._timers = []
 
     async def _run(self) -> None:
         while True:
-            await workflow.wait_condition(lambda: not self._expired and not self.renew_due)
-            renews = self._renew is not None and _long_run()
-            deadline = self.since + (self._renew if renews and self._renew is not None else self._idle)
-            left = deadline - workflow.now()
+            await workflow.wait_condition(lambda: not self._expired)
+            left = self.since + self._idle - workflow.now()
             if left > timedelta(0):
-                if self._renew is not None and not renews:
-                    with contextlib.suppress(TimeoutError):  # woken early when a turn makes the run long
-                        await workflow.wait_condition(_long_run, timeout=left)
-                else:
-                    await workflow.sleep(left)
-            elif not self._waiting:  # a turn is running: idleness starts when it ends
+                await workflow.sleep(left)
+            elif self._waiting:
+                self._expired = True
+            else:  # a turn is running: idleness starts when it ends
                 await workflow.wait_condition(lambda: self._waiting)
-            elif renews:
+
+    async def _renewal(self, renew: timedelta) -> None:
+        # No command before the patch is asked, so a run recorded before replays unchanged.
+        await workflow.wait_condition(_long_run)
+        if not workflow.patched(RENEW_IDLE_RUN_PATCH):
+            return
+        while True:
+            await workflow.wait_condition(lambda: not self.renew_due)
+            left = self.since + renew - workflow.now()
+            if left > timedelta(0):
+                await workflow.sleep(left)
+            elif self._waiting:
                 self.renew_due = True
             else:
-                self._expired = True
+                await workflow.wait_condition(lambda: self._waiting)
 
 
 def _long_run() -> bool:
