@@ -10,7 +10,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, Interceptor, OutboundInterceptor
 
-from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_temporal.workflows import session_workflow_id
 from adkt.client import AdkClient
@@ -159,3 +159,41 @@ async def test_a_long_run_left_idle_renews_itself_and_still_ends_on_time(durable
 
     again = await client.send(app.name, "u1", "s1", "still there?")  # a new run, from the store
     assert again.final_text == f"message {turns + 1}"
+
+
+async def test_a_run_renewed_while_a_confirmation_waits_still_takes_the_reply(durable_stack: DurableStack) -> None:
+    """A long run idle because it waits for a person's confirmation renews itself like any idle run:
+    the new run still lists the request, and the reply runs the tool once."""
+    transfers: list[int] = []
+
+    def transfer_money(amount: int) -> dict:
+        """Send money."""
+        transfers.append(amount)
+        return {"sent": amount}
+
+    def script(request: LlmRequest) -> Any:
+        done = tool_responses_this_turn(request)
+        if done:
+            return text_response(f"result: {done[-1]}")
+        text = [p.text for c in request.contents if c.role == "user" for p in c.parts if p.text][-1]
+        return function_call_response("transfer_money", {"amount": 50}) if text == "send 50" else text_response("ok")
+
+    agent = LlmAgent(name="banker", model=ScriptedModel(script), tools=[FunctionTool(transfer_money, require_confirmation=True)])
+    app = durable_stack.register(App(name=f"renew_hitl_{uuid.uuid4().hex[:6]}", root_agent=agent))
+    client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, renew_idle_run_after_seconds=1)
+    handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+    await client.send(app.name, "u1", "s1", "hello")
+    while (await handle.describe()).history_length < 220:
+        await client.send(app.name, "u1", "s1", "hello")
+    asked = await client.send(app.name, "u1", "s1", "send 50")
+    assert asked.events[-1].long_running_tool_ids
+    long_run = (await handle.describe()).run_id
+
+    async with asyncio.timeout(20):
+        while (await handle.describe()).run_id == long_run:
+            await asyncio.sleep(0.05)
+    (request,) = await client.pending(app.name, "u1", "s1")
+    assert (request.kind, request.name, request.args) == ("tool_confirmation", "transfer_money", {"amount": 50})
+    answered = await client.reply(app.name, "u1", "s1", request.call_id, {"confirmed": True})
+    assert answered.final_text == "result: {'sent': 50}" and transfers == [50]
+    assert await client.pending(app.name, "u1", "s1") == []
