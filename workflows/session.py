@@ -118,7 +118,8 @@ class IdleClock:
     A conversation that is never idle that long costs one timer per ``idle`` period, not per turn.
 
     With ``renew``, once the run is long enough to make a cold replay costly
-    (RENEW_MIN_HISTORY_EVENTS), a second timer wakes it when it has been idle ``renew``:
+    (RENEW_MIN_HISTORY_EVENTS, checked as each wait begins), a second timer wakes it when it has
+    been idle ``renew``:
     ``renew_due`` is set, and the workflow continues as new, carrying ``since``. That timer too is
     one per ``renew`` period of a busy conversation; a short run (most) never starts it.
     """
@@ -145,8 +146,9 @@ class IdleClock:
                 return False
         if not self._timers:
             self._timers.append(asyncio.create_task(self._run()))
-            if self._renew is not None:
-                self._timers.append(asyncio.create_task(self._renewal(self._renew)))
+        if self._renew is not None and len(self._timers) == 1 and _long_run():
+            # Checked once a wait (a turn), not at every step of the workflow's event loop.
+            self._timers.append(asyncio.create_task(self._renewal(self._renew)))
         self._waiting = True
         try:
             await workflow.wait_condition(lambda: ready() or self._expired)
@@ -181,8 +183,7 @@ class IdleClock:
                 await workflow.wait_condition(lambda: self._waiting)
 
     async def _renewal(self, renew: timedelta) -> None:
-        # No command before the patch is asked, so a run recorded before replays unchanged.
-        await workflow.wait_condition(_long_run)
+        # Started with no command before the patch is asked: a run recorded before replays unchanged.
         if not workflow.patched(RENEW_IDLE_RUN_PATCH):
             return
         while True:
