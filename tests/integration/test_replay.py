@@ -4,7 +4,8 @@ against today's workflow code: a change that would break running workflows fails
 No server needed: the Replayer runs the workflow code against the recorded events, set up as a
 worker is (adk_temporal.replay). Every workflow type is covered, and so are the paths a running
 conversation can be in when a deploy lands: waiting on a confirmation or on a person in the
-simulator, mid continue-as-new, a long turn in its child, a streamed turn, a compaction.
+simulator, mid continue-as-new, a long turn in its child, a streamed turn, a compaction, a run renewed
+while idle.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def test_the_compactions_are_recorded_after_the_reply_and_before_it() -> None:
     compaction_before_reply was recorded before that and replays the old way."""
     assert any(b"compact-after-the-reply" in data for data in _patches("compaction.json"))
     assert not any(b"compact-after-the-reply" in data for data in _patches("compaction_before_reply.json"))
+
+
+def test_the_renewed_conversation_is_recorded_with_its_patch_and_the_runs_before_it_without() -> None:
+    """session_renewed's long run asked for the renewal (the marker is there) and continued as new
+    while idle; the conversations recorded before it never asked."""
+    assert any(b"renew-idle-run" in data for data in _patches("session_renewed.json"))
+    assert not any(b"renew-idle-run" in data for data in _patches("session_continue_as_new.json"))
 
 
 def test_workflow_ids_are_read_from_the_histories() -> None:

@@ -142,6 +142,28 @@ async def session_continue_as_new(r: Recorder) -> None:
     await r.write_tree("session_continue_as_new", handle.id, first_run)
 
 
+async def session_renewed(r: Recorder) -> None:
+    """A conversation whose run grew long, then renewed itself while idle (SessionWorkflowInput.
+    renew_idle_run_after_seconds), and whose renewed run then ended idle."""
+    from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
+    from adk_temporal.workflows.session import RENEW_MIN_HISTORY_EVENTS
+
+    app, session = w1.app.name, "renewed-session"
+    handle = await r.client.start_workflow(
+        SessionWorkflow.run,
+        SessionWorkflowInput(app_name=app, user_id=USER_ID, session_id=session, idle_timeout_seconds=3,
+                             renew_idle_run_after_seconds=1),
+        id=session_workflow_id(app, USER_ID, session), task_queue=r.task_queue,
+    )
+    first_run = handle.first_execution_run_id
+    while (await handle.describe()).history_length < RENEW_MIN_HISTORY_EVENTS + 20:
+        w1.check_turn((await r.adk.send(app, USER_ID, session, w1.USER_MESSAGE)).events)
+    await _ended(r, handle.id)
+    history = await r.client.get_workflow_handle(handle.id, run_id=first_run).fetch_history()
+    assert history.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, "no renewal"
+    await r.write_tree("session_renewed", handle.id, first_run)
+
+
 async def long_turn(r: Recorder) -> None:
     """A turn that outgrows the conversation's run: it goes on in a child AgentRunWorkflow, which
     continues-as-new (docs/durability.md, "Long turns")."""
@@ -255,7 +277,8 @@ async def session_cancelled(r: Recorder) -> None:
 
 SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     f.__name__: f for f in (
-        agent_run_w1, session_answer_stored, session_confirm, children, session_continue_as_new, long_turn, streamed_turn, compaction,
+        agent_run_w1, session_answer_stored, session_confirm, children, session_continue_as_new, session_renewed, long_turn,
+        streamed_turn, compaction,
         simulator_wait, eval_suite, session_cancelled,
     )
 }
