@@ -134,7 +134,7 @@ async def test_a_long_run_left_idle_renews_itself_and_still_ends_on_time(durable
 
     app = durable_stack.register(App(name=f"renew_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel(script))))
     client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=4,
-                       renew_idle_run_after_seconds=1)
+                       renew_idle_run_after_seconds=2)
     handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
     loop = asyncio.get_running_loop()
     turns = 0
@@ -151,10 +151,10 @@ async def test_a_long_run_left_idle_renews_itself_and_still_ends_on_time(durable
     assert renewed.history_length < 30, renewed.history_length
     history = await client.client.get_workflow_handle(handle.id, run_id=long_run).fetch_history()
     assert history.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
-    # The renewed run is short, so it does not renew again; it ends 4 s after the last turn (5 s or
-    # more had it counted from the renewal).
+    # The renewed run is short, so it does not renew again; it ends 4 s after the last turn (6 s or
+    # more had it counted from the renewal): a second of margin either way on a loaded machine.
     await asyncio.wait_for(client.client.get_workflow_handle(handle.id, run_id=renewed.run_id).result(), timeout=20)
-    assert loop.time() - last_turn < 4.8
+    assert loop.time() - last_turn < 5.0
     assert (await handle.describe()).run_id == renewed.run_id
 
     again = await client.send(app.name, "u1", "s1", "still there?")  # a new run, from the store
