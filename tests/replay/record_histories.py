@@ -123,17 +123,22 @@ async def children(r: Recorder) -> None:
     await r.write_tree("children", "replay-children")
 
 
-async def session_continue_as_new(r: Recorder) -> None:
-    """A conversation whose run continues-as-new between turns (SessionWorkflowInput.max_history_events)."""
+async def _start_w1_conversation(r: Recorder, session: str, **options: Any) -> Any:
+    """A W1 conversation's SessionWorkflow started with ``options`` in its input (the client's sends
+    then go to it); its handle."""
     from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
 
-    app, session = w1.app.name, "can-session"
-    handle = await r.client.start_workflow(
+    return await r.client.start_workflow(
         SessionWorkflow.run,
-        SessionWorkflowInput(app_name=app, user_id=USER_ID, session_id=session, idle_timeout_seconds=1,
-                             max_history_events=20),
-        id=session_workflow_id(app, USER_ID, session), task_queue=r.task_queue,
+        SessionWorkflowInput(app_name=w1.app.name, user_id=USER_ID, session_id=session, **options),
+        id=session_workflow_id(w1.app.name, USER_ID, session), task_queue=r.task_queue,
     )
+
+
+async def session_continue_as_new(r: Recorder) -> None:
+    """A conversation whose run continues-as-new between turns (SessionWorkflowInput.max_history_events)."""
+    app, session = w1.app.name, "can-session"
+    handle = await _start_w1_conversation(r, session, idle_timeout_seconds=1, max_history_events=20)
     first_run = handle.first_execution_run_id
     for _ in range(2):
         result = await r.adk.send(app, USER_ID, session, w1.USER_MESSAGE)
@@ -145,16 +150,10 @@ async def session_continue_as_new(r: Recorder) -> None:
 async def session_renewed(r: Recorder) -> None:
     """A conversation whose run grew long, then renewed itself while idle (SessionWorkflowInput.
     renew_idle_run_after_seconds), and whose renewed run then ended idle."""
-    from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
     from adk_temporal.workflows.session import RENEW_MIN_HISTORY_EVENTS
 
     app, session = w1.app.name, "renewed-session"
-    handle = await r.client.start_workflow(
-        SessionWorkflow.run,
-        SessionWorkflowInput(app_name=app, user_id=USER_ID, session_id=session, idle_timeout_seconds=3,
-                             renew_idle_run_after_seconds=1),
-        id=session_workflow_id(app, USER_ID, session), task_queue=r.task_queue,
-    )
+    handle = await _start_w1_conversation(r, session, idle_timeout_seconds=3, renew_idle_run_after_seconds=1)
     first_run = handle.first_execution_run_id
     while (await handle.describe()).history_length < RENEW_MIN_HISTORY_EVENTS + 20:
         w1.check_turn((await r.adk.send(app, USER_ID, session, w1.USER_MESSAGE)).events)
