@@ -108,6 +108,16 @@ HANDLERS_GRACE = timedelta(seconds=10)
 a long turn's child, cancelled with it, to store what it made (_cancellable_long_turn)."""
 
 
+class _Alarm:
+    """Rings once the conversation has been idle ``period`` (IdleClock._ring); a restart silences it."""
+
+    __slots__ = ("period", "rung")
+
+    def __init__(self, period: timedelta) -> None:
+        self.period = period
+        self.rung = False
+
+
 class IdleClock:
     """Ends a conversation that has had nothing to do for ``idle``.
 
@@ -118,40 +128,41 @@ class IdleClock:
     A conversation that is never idle that long costs one timer per ``idle`` period, not per turn.
 
     With ``renew``, once the run is long enough to make a cold replay costly
-    (RENEW_MIN_HISTORY_EVENTS, checked as each wait begins), a second timer wakes it when it has
-    been idle ``renew``:
-    ``renew_due`` is set, and the workflow continues as new, carrying ``since``. That timer too is
-    one per ``renew`` period of a busy conversation; a short run (most) never starts it.
+    (RENEW_MIN_HISTORY_EVENTS, checked as each wait begins), a second timer of the same kind wakes
+    it when it has been idle ``renew``: ``renew_due`` is set, and the workflow continues as new,
+    carrying ``since``. A short run (most) never starts it.
     """
 
     def __init__(self, idle: timedelta, *, one_timer: bool, renew: timedelta | None = None,
                  since: datetime | None = None) -> None:
-        self._idle = idle
         self._one_timer = one_timer
-        self._renew = renew if one_timer and renew is not None and renew < idle else None
+        self._expiry = _Alarm(idle)
+        self._renewal = _Alarm(renew) if one_timer and renew is not None and renew < idle else None
         self.since = since or workflow.now()
         """When idleness began: the last ``restart``, or the previous run's (carried)."""
-        self.renew_due = False
-        self._expired = False
         self._waiting = False
         self._timers: list[asyncio.Task[None]] = []
+
+    @property
+    def renew_due(self) -> bool:
+        return self._renewal is not None and self._renewal.rung
 
     async def wait(self, ready: Callable[[], bool]) -> bool:
         """Until ``ready()``: True; or until idle for the whole period: False (the clock restarts)."""
         if not self._one_timer:  # replaying a run that started before this clock
             try:
-                await workflow.wait_condition(ready, timeout=self._idle)
+                await workflow.wait_condition(ready, timeout=self._expiry.period)
                 return True
             except TimeoutError:
                 return False
         if not self._timers:
-            self._timers.append(asyncio.create_task(self._run()))
-        if self._renew is not None and len(self._timers) == 1 and _long_run():
+            self._timers.append(asyncio.create_task(self._ring(self._expiry)))
+        if self._renewal is not None and len(self._timers) == 1 and _long_run():
             # Checked once a wait (a turn), not at every step of the workflow's event loop.
-            self._timers.append(asyncio.create_task(self._renewal(self._renew)))
+            self._timers.append(asyncio.create_task(self._renew_when_idle(self._renewal)))
         self._waiting = True
         try:
-            await workflow.wait_condition(lambda: ready() or self._expired)
+            await workflow.wait_condition(lambda: ready() or self._expiry.rung)
         finally:
             self._waiting = False
         if ready():
@@ -162,8 +173,9 @@ class IdleClock:
     def restart(self) -> None:
         """Count idleness from now (a turn just ended)."""
         self.since = workflow.now()
-        self._expired = False
-        self.renew_due = False
+        self._expiry.rung = False
+        if self._renewal is not None:
+            self._renewal.rung = False
 
     def stop(self) -> None:
         for timer in self._timers:
@@ -171,30 +183,23 @@ class IdleClock:
                 timer.cancel()
         self._timers = []
 
-    async def _run(self) -> None:
+    async def _ring(self, alarm: _Alarm) -> None:
+        """One timer for ``alarm``: when it fires, the alarm rings if the conversation has been idle
+        its whole period and is waiting; otherwise it sleeps for the rest, or until the turn ends."""
         while True:
-            await workflow.wait_condition(lambda: not self._expired)
-            left = self.since + self._idle - workflow.now()
+            await workflow.wait_condition(lambda: not alarm.rung)
+            left = self.since + alarm.period - workflow.now()
             if left > timedelta(0):
                 await workflow.sleep(left)
             elif self._waiting:
-                self._expired = True
+                alarm.rung = True
             else:  # a turn is running: idleness starts when it ends
                 await workflow.wait_condition(lambda: self._waiting)
 
-    async def _renewal(self, renew: timedelta) -> None:
+    async def _renew_when_idle(self, renewal: _Alarm) -> None:
         # Started with no command before the patch is asked: a run recorded before replays unchanged.
-        if not workflow.patched(RENEW_IDLE_RUN_PATCH):
-            return
-        while True:
-            await workflow.wait_condition(lambda: not self.renew_due)
-            left = self.since + renew - workflow.now()
-            if left > timedelta(0):
-                await workflow.sleep(left)
-            elif self._waiting:
-                self.renew_due = True
-            else:
-                await workflow.wait_condition(lambda: self._waiting)
+        if workflow.patched(RENEW_IDLE_RUN_PATCH):
+            await self._ring(renewal)
 
 
 def _long_run() -> bool:
