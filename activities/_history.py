@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
@@ -52,22 +52,23 @@ class StoredEventsCache:
         contents or plans a compaction from them and has no compaction after them to apply.
         """
         cached = self._events.get(key)
-        if cached is not None and (skip_compacted or key not in self._skipping):
+        skipping = key in self._skipping  # of the list read now: the read below may see it replaced
+        if cached is not None and (skip_compacted or not skipping):
             self._events.move_to_end(key)
             found = index_of(cached, event_id)
-            if found is not None and (key not in self._skipping or not _has_compaction(cached[found + 1:])):
+            if found is not None and not (skipping and has_compaction(cached[found + 1:])):
                 return cached[: found + 1]
             if found is None:
                 after = cached[-1].id if cached else None  # an empty prefix: a session created here
                 newer = await self._read(key, GetSessionConfig(after_event_id=after, through_event_id=event_id))
-                if newer and newer[-1].id == event_id and not (key in self._skipping and _has_compaction(newer)):
+                if newer and newer[-1].id == event_id and not (skipping and has_compaction(newer)):
                     self._grow(key, cached, newer)
                     return list(cached)
         events = await self._read(key, GetSessionConfig(through_event_id=event_id, skip_compacted=skip_compacted))
         if not events or events[-1].id != event_id:
             self.invalidate(key)
             return None
-        self._put(key, events, skipping=skip_compacted and _has_compaction(events))
+        self._put(key, events, skipping=skip_compacted and has_compaction(events))
         return list(events)
 
     def created(self, key: _Key) -> None:
@@ -81,7 +82,7 @@ class StoredEventsCache:
         cached = self._events.get(key)
         if not events or cached is None or after_event_id is None:
             return False
-        if key in self._skipping and _has_compaction(events):
+        if key in self._skipping and has_compaction(events):
             # A new compaction may cover events the list left out: its next read reads them anew.
             self.invalidate(key)
             return False
@@ -158,7 +159,7 @@ class ContentsMemo:
     def contents(self, key: _Key, events: list[Event], agent_name: str, branch: str | None, *,
                  later: list[Event]) -> list[Content]:
         """``build_contents(events, agent_name, branch, later=later)``, reusing what was built before."""
-        if not events or any(e.actions.compaction is not None for e in later):
+        if not events or has_compaction(later):
             return build_contents(events, agent_name, branch, later=later)
         slot = (key, agent_name, branch)
         start, built = 0, []
@@ -168,7 +169,7 @@ class ContentsMemo:
             if count <= len(events) and events[count - 1].id == last_id:
                 start, built = count, list(memo_contents)
         new = events[start:]
-        if any(e.actions.compaction is not None for e in new):
+        if has_compaction(new):
             self._built.pop(slot, None)
             return build_contents(events, agent_name, branch)
         built.extend(build_contents(new, agent_name, branch))
@@ -179,7 +180,7 @@ class ContentsMemo:
         return list(built)
 
 
-def _has_compaction(events: list[Event]) -> bool:
+def has_compaction(events: Iterable[Event]) -> bool:
     return any(e.actions.compaction is not None for e in events)
 
 

@@ -46,7 +46,14 @@ from adk_core.types import Event
 from adk_temporal.metrics import ActivityMetrics, activity_metrics
 
 from . import contracts as c
-from ._history import ContentsMemo, RideAlongWriter, StoredEventsCache, index_of, store_span_attributes
+from ._history import (
+    ContentsMemo,
+    RideAlongWriter,
+    StoredEventsCache,
+    has_compaction,
+    index_of,
+    store_span_attributes,
+)
 from .apps import AppRegistry
 from .compaction_activities import (
     SUMMARIZE_EVENTS,
@@ -546,7 +553,7 @@ def _may_skip_compacted(app: App, ref: ContentsRef, following: list[Event]) -> b
     return (
         app.events_compaction_config is not None
         and not ref.current_turn_only
-        and not any(e.actions.compaction is not None for e in following)
+        and not has_compaction(following)
     )
 
 

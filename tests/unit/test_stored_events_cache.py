@@ -170,3 +170,25 @@ async def test_a_skipping_list_is_read_again_where_a_compaction_may_cover_what_i
     assert [e.id for e in await cache.through(key, "e3", skip_compacted=True) or []] == ["e1", "e2", "e3"]
     # A plain read of a skipping list reads everything.
     assert [e.id for e in await cache.through(key, "wide") or []] == ["e1", "e2", "e3", "wide"]
+
+
+async def test_a_skipping_list_evicted_while_it_reads_on_is_still_read_again_past_a_compaction() -> None:
+    """Whether the list skips is taken before the read after it is awaited: a list dropped meanwhile
+    (another call's read evicted it) is still one that left events out."""
+    e1, e2, e3 = (Event(id=f"e{i}", author="user", invocation_id="i", timestamp=float(i), content=Content.user(f"m{i}"))
+                  for i in (1, 2, 3))
+    wide, narrow = _compaction("wide", 1.0, 3.0, 3.5), _compaction("narrow", 1.0, 1.5, 4.0)
+    key = ("a", "u", "s")
+    sessions = PausedReads()
+    session = await sessions.create_session(app_name="a", user_id="u", session_id="s")
+    await sessions.append_events(session, [e1, e2, e3, wide])
+    cache = StoredEventsCache(sessions)
+    assert [e.id for e in await cache.through(key, "wide", skip_compacted=True) or []] == ["e3", "wide"]
+    await sessions.append_events(session, [narrow])
+    sessions.pause = True
+    read = asyncio.ensure_future(cache.through(key, "narrow", skip_compacted=True))
+    await asyncio.sleep(0)  # the read of the events after "wide" is under way
+    cache.invalidate(key)
+    sessions.pause = False
+    sessions.gate.set()
+    assert _texts(await read or []) == _texts([e1, e2, e3, wide, narrow])
