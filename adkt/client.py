@@ -179,6 +179,11 @@ class AdkClient:
         self.search_attributes = search_attributes
         self.task_queue = task_queue
         self.idle_timeout_seconds = idle_timeout_seconds
+        if renew_idle_run_after_seconds is not None and renew_idle_run_after_seconds < 0:
+            raise InvalidInputError(
+                f"renew_idle_run_after_seconds is {renew_idle_run_after_seconds!r}; give seconds above 0, "
+                "0 never to renew, or None for the workflow's default"
+            )
         self.renew_idle_run_after_seconds = renew_idle_run_after_seconds
         self.retry_seconds = retry_seconds
         self.database_url = database_url

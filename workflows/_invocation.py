@@ -382,6 +382,12 @@ def session_refusal(input: SessionWorkflowInput, workflow_id: str) -> str | None
             f"must have the workflow id {expected!r} (one workflow per session), not {workflow_id!r}; start it "
             "with AdkClient, or use that id with the temporal CLI"
         )
+    renew = input.renew_idle_run_after_seconds
+    if renew is not None and not renew > 0:
+        return (
+            f"renew_idle_run_after_seconds is {renew!r}; give the seconds a conversation with a long run waits "
+            "idle before it continues as new (above 0), or null never to renew"
+        )
     try:
         worker_apps().get(input.app_name)
     except ConfigurationError as e:

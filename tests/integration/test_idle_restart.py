@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, Interceptor, OutboundInterceptor
+from temporalio.client import Client, Interceptor, OutboundInterceptor, WorkflowFailureError
 
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel, ToolContext
+from adk_core.errors import InvalidInputError
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
-from adk_temporal.workflows import session_workflow_id
+from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
 from adkt.client import AdkClient
 from tests.integration.conftest import DurableStack
 
@@ -197,3 +198,18 @@ async def test_a_run_renewed_while_a_confirmation_waits_still_takes_the_reply(du
     answered = await client.reply(app.name, "u1", "s1", request.call_id, {"confirmed": True})
     assert answered.final_text == "result: {'sent': 50}" and transfers == [50]
     assert await client.pending(app.name, "u1", "s1") == []
+
+
+async def test_a_renewal_time_below_zero_is_refused_with_how_to_fix_it(durable_stack: DurableStack) -> None:
+    with pytest.raises(InvalidInputError, match="renew_idle_run_after_seconds is -1; give seconds above 0, 0 never"):
+        AdkClient(durable_stack.client.client, renew_idle_run_after_seconds=-1)
+    # Started by hand (the temporal CLI, say): the run fails at once, saying why and what to give.
+    app = durable_stack.register(App(name=f"renew_bad_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(name="a", model=ScriptedModel("ok"))))
+    handle = await durable_stack.client.client.start_workflow(
+        SessionWorkflow.run,
+        SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1", renew_idle_run_after_seconds=0),
+        id=session_workflow_id(app.name, "u1", "s1"), task_queue=durable_stack.task_queue,
+    )
+    with pytest.raises(WorkflowFailureError) as failed:
+        await asyncio.wait_for(handle.result(), timeout=20)
+    assert "renew_idle_run_after_seconds is 0.0; give the seconds" in str(failed.value.cause)

@@ -382,6 +382,7 @@ def _state_json(state: dict[str, Any], what: str, sealer: Sealer | None) -> str:
 
 
 def _append_params(session: Session, event: Event, sealer: Sealer | None) -> dict[str, Any]:
+    compaction = event.actions.compaction
     app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
     params: dict[str, Any] = {
         "app": session.app_name,
@@ -394,8 +395,8 @@ def _append_params(session: Session, event: Event, sealer: Sealer | None) -> dic
         "on_branch": event.branch,
         "at": event.timestamp,
         "event_json": _event_json(event, sealer),
-        "range_from": event.actions.compaction.start_timestamp if event.actions.compaction else None,
-        "range_to": event.actions.compaction.end_timestamp if event.actions.compaction else None,
+        "range_from": compaction.start_timestamp if compaction else None,
+        "range_to": compaction.end_timestamp if compaction else None,
         **_shared_state_params(app_delta, user_delta, sealer),
     }
     if session_delta:
