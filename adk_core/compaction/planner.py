@@ -49,7 +49,7 @@ def plan_compaction(events: Sequence[Event], config: EventsCompactionConfig) -> 
     raw = [(i, e) for i, e in enumerate(events) if e.actions.compaction is None]
     if len(_invocations(e for i, e in raw if i > last_index)) < config.compaction_interval:
         return None
-    uncovered = [e for i, e in raw if last is None or i > last_index or not _in_range(e, last)]
+    uncovered = [e for i, e in raw if last is None or i > last_index or not last.holds(e.timestamp)]
     invocations = _invocations(uncovered)
     chosen_ids = invocations[: len(invocations) - config.overlap_size]
     chosen = _without_open_calls(uncovered, chosen_ids)
@@ -115,10 +115,6 @@ def compaction_event(compaction: EventCompaction, *, invocation_id: str, timesta
         timestamp=timestamp,
         actions=EventActions(compaction=compaction),
     )
-
-
-def _in_range(event: Event, compaction: EventCompaction) -> bool:
-    return compaction.start_timestamp <= event.timestamp <= compaction.end_timestamp
 
 
 def _invocations(events: Iterable[Event]) -> list[str]:

@@ -159,7 +159,7 @@ def apply_compactions(events: Sequence[Event], later: Sequence[Event] = ()) -> l
                 break
             compaction = log[j].actions.compaction
             assert compaction is not None
-            if compaction.start_timestamp <= event.timestamp <= compaction.end_timestamp:
+            if compaction.holds(event.timestamp):
                 owner[i] = j
                 break
     last_covered = {j: i for i, j in owner.items()}  # i ascends, so each compaction keeps its last
@@ -194,7 +194,7 @@ def without_compacted(events: Sequence[Event]) -> list[Event]:
     assert covering is not None
     last_covered = next(
         (i for i in range(newest - 1, -1, -1)
-         if events[i].actions.compaction is None and _in_range(events[i].timestamp, covering)),
+         if events[i].actions.compaction is None and covering.holds(events[i].timestamp)),
         None,
     )
     kept = []
@@ -204,13 +204,9 @@ def without_compacted(events: Sequence[Event]) -> list[Event]:
             nested = covering.start_timestamp <= compaction.start_timestamp and compaction.end_timestamp <= covering.end_timestamp
             if not nested:
                 kept.append(event)
-        elif i == last_covered or not _in_range(event.timestamp, covering):
+        elif i == last_covered or not covering.holds(event.timestamp):
             kept.append(event)
     return kept + list(events[newest:])
-
-
-def _in_range(timestamp: float, compaction: EventCompaction) -> bool:
-    return compaction.start_timestamp <= timestamp <= compaction.end_timestamp
 
 
 def summary_event(compaction_event: Event) -> Event:

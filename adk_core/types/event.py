@@ -31,6 +31,11 @@ class EventCompaction(_Model):
     end_timestamp: float
     compacted_content: Content
 
+    def holds(self, timestamp: float) -> bool:
+        """Whether ``timestamp`` is in the range (both ends included): an event stored before this
+        compaction with that timestamp is one it may cover (adk_core.flow.contents.apply_compactions)."""
+        return self.start_timestamp <= timestamp <= self.end_timestamp
+
 
 class EventActions(_Model):
     """Side effects an event carries; the session store applies them when the event is appended."""
