@@ -40,45 +40,121 @@ def latest_compaction(events: Sequence[Event]) -> tuple[int, EventCompaction | N
 def plan_compaction(events: Sequence[Event], config: EventsCompactionConfig) -> CompactionPlan | None:
     """The next compaction of ``events`` (a whole session, in store order), or None when none is due.
 
-    Due once ``compaction_interval`` invocations ran after the latest compaction event. It covers
-    the invocations the latest compaction left uncovered, less the newest ``overlap_size``, and less
-    any invocation from the first one holding a tool call that has no response among the covered
-    events (its response would otherwise reach the model without its call).
+    By the interval: due once ``compaction_interval`` invocations ran after the latest compaction
+    event. It covers the invocations the latest compaction left uncovered, less the newest
+    ``overlap_size``, and less any invocation from the first one holding a tool call that has no
+    response among the covered events (its response would otherwise reach the model without its
+    call). By tokens, when the interval's is not due (or finds nothing to cover): due once the
+    newest model response after the latest compaction reported ``token_threshold`` prompt tokens or
+    more. It covers the uncovered events less the newest ``event_retention_size``, ending earlier
+    where that would split a tool call from its response or two events on one clock tick.
     """
     last_index, last = latest_compaction(events)
     raw = [(i, e) for i, e in enumerate(events) if e.actions.compaction is None]
-    if len(_invocations(e for i, e in raw if i > last_index)) < config.compaction_interval:
-        return None
     uncovered = [e for i, e in raw if last is None or i > last_index or not last.holds(e.timestamp)]
-    invocations = _invocations(uncovered)
-    chosen_ids = invocations[: len(invocations) - config.overlap_size]
-    chosen = _without_open_calls(uncovered, chosen_ids)
+    chosen: list[Event] = []
+    interval = config.compaction_interval
+    if interval is not None and len(_invocations(e for i, e in raw if i > last_index)) >= interval:
+        chosen = _by_invocations(uncovered, config.overlap_size)
+    if not chosen and config.event_retention_size is not None and _over_token_threshold(events[last_index + 1:], config):
+        chosen = uncovered[:_retention_split(uncovered, config.event_retention_size)]
     if not chosen:
         return None
+    start = last.start_timestamp if last is not None else min(e.timestamp for e in chosen)
+    previous = [events[last_index]] if last is not None else []
+    return CompactionPlan(events=previous + chosen, start_timestamp=start, end_timestamp=max(e.timestamp for e in chosen))
+
+
+def _by_invocations(uncovered: list[Event], overlap_size: int) -> list[Event]:
+    """The interval trigger's choice: whole invocations, [] when none can go yet."""
+    invocations = _invocations(uncovered)
+    chosen = _without_open_calls(uncovered, invocations[: len(invocations) - overlap_size])
+    if not chosen:
+        return []
     end = max(e.timestamp for e in chosen)
     chosen_set = {id(e) for e in chosen}
     if any(e.timestamp <= end for e in uncovered if id(e) not in chosen_set):
         # A kept event shares the covered range's last timestamp (a coarse clock): a range cannot
         # separate them, so wait for a later invocation rather than hide a kept event.
-        return None
-    start = last.start_timestamp if last is not None else min(e.timestamp for e in chosen)
-    previous = [events[last_index]] if last is not None else []
-    return CompactionPlan(events=previous + chosen, start_timestamp=start, end_timestamp=end)
+        return []
+    return chosen
+
+
+def _over_token_threshold(after_latest: Sequence[Event], config: EventsCompactionConfig) -> bool:
+    """Whether the newest model response among ``after_latest`` (the events after the latest
+    compaction) reported ``token_threshold`` prompt tokens or more. Only those count: a response
+    before the latest compaction measured a prompt that compaction has since shortened."""
+    threshold = config.token_threshold
+    if threshold is None:
+        return False
+    for event in reversed(after_latest):
+        tokens = (event.usage_metadata or {}).get("prompt_token_count")
+        if isinstance(tokens, int):
+            return tokens >= threshold
+    return False
+
+
+def _retention_split(uncovered: list[Event], retention: int) -> int:
+    """How many of ``uncovered`` (oldest first) a token-triggered compaction covers: all but the
+    newest ``retention``, or fewer, so that the covered part ends where a step starts
+    (``_starts_a_step``), before the first tool call with no response yet, holding the call of every
+    response kept, and on another clock tick than the first kept event (a timestamp range cannot
+    split one tick). One pass from the newest event."""
+    call_at: dict[str, int] = {}
+    answered: set[str] = set()
+    for i, event in enumerate(uncovered):
+        for call in event.function_calls():
+            if call.id:
+                call_at.setdefault(call.id, i)
+        answered.update(r.id for r in event.function_responses() if r.id)
+    split = len(uncovered) - retention
+    unanswered = [i for call_id, i in call_at.items() if call_id not in answered]
+    if unanswered:
+        split = min(split, min(unanswered))
+    if split >= len(uncovered):
+        return len(uncovered)  # everything goes: nothing kept to split from
+    latest_before = []  # latest_before[i]: the latest timestamp among uncovered[:i]
+    latest = float("-inf")
+    for event in uncovered:
+        latest_before.append(latest)
+        latest = max(latest, event.timestamp)
+    earliest_kept = float("inf")
+    earliest_call_kept = len(uncovered)  # the earliest call of a response in uncovered[i:]
+    for i in range(len(uncovered) - 1, 0, -1):
+        earliest_kept = min(earliest_kept, uncovered[i].timestamp)
+        for response in uncovered[i].function_responses():
+            earliest_call_kept = min(earliest_call_kept, call_at.get(response.id or "", i))
+        if i <= split and earliest_call_kept >= i and latest_before[i] < earliest_kept and _starts_a_step(uncovered, i):
+            return i
+    return 0
+
+
+def _starts_a_step(events: list[Event], i: int) -> bool:
+    """Whether a summary may end right before ``events[i]``: it starts an invocation, or it is a
+    model response calling tools (a step of a long invocation). Not before an answer: the model
+    would read an answer without what it answers. This also keeps the split where every runtime
+    can make it: the durable one stamps an answer with the tick of the event before it."""
+    event = events[i]
+    return event.invocation_id != events[i - 1].invocation_id or bool(event.function_calls())
 
 
 def may_be_due(events: Sequence[Event], config: EventsCompactionConfig, *, whole_session: bool) -> bool:
     """Whether a compaction may be due, judged from the newest part of a session only.
 
-    False only when ``events`` (a suffix of the session, in store order) show that fewer than
-    ``compaction_interval`` invocations ran after the latest compaction: they hold that compaction
-    and everything after it, or they are the ``whole_session`` and hold none. The durable
-    workflow checks this first, so most invocations need no summarizing activity at all.
+    False only when ``events`` (a suffix of the session, in store order) hold the latest compaction
+    and everything after it, or are the ``whole_session`` and hold none, and show that neither
+    trigger is due: fewer than ``compaction_interval`` invocations ran after that compaction, and
+    the newest model response since reported fewer than ``token_threshold`` prompt tokens. The
+    durable workflow checks this first, so most invocations need no summarizing activity at all.
     """
     last_index, last = latest_compaction(events)
     if last is None and not whole_session:
         return True
-    after = (e for e in events[last_index + 1:] if e.actions.compaction is None)
-    return len(_invocations(after)) >= config.compaction_interval
+    after = events[last_index + 1:]
+    interval = config.compaction_interval
+    if interval is not None and len(_invocations(e for e in after if e.actions.compaction is None)) >= interval:
+        return True
+    return _over_token_threshold(after, config)
 
 
 async def compact_events(events: Sequence[Event], config: EventsCompactionConfig) -> EventCompaction | None:

@@ -15,8 +15,9 @@ import pytest
 from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, compaction_event_id
 from adk_core.errors import ModelError
-from adk_core.models.base import LlmRequest
-from adk_core.types import Content, Event
+from adk_core.models.base import LlmRequest, LlmResponse, UsageMetadata
+from adk_core.models.scripted import tool_responses_this_turn
+from adk_core.types import Content, Event, Part
 from adk_temporal.activities._history import StoredEventsCache
 from tests.integration.conftest import DurableStack
 from tests.unit.compaction.conversation import INTERVAL, OVERLAP, make_app, question, request_text
@@ -85,6 +86,103 @@ async def test_long_conversation_matches_in_process(durable_stack: DurableStack,
     assert sum(1 for e in stored.events if e.author == "counter") == TURNS
     assert len(compactions) == TURNS // INTERVAL
     assert all(e.id == compaction_event_id(e.invocation_id) for e in compactions)
+
+
+async def test_by_tokens_the_durable_model_sees_what_it_sees_in_process(durable_stack: DurableStack) -> None:
+    """The token trigger under SessionWorkflow: the workflow decides from the turn's own responses
+    whether the summarizing activity runs, and the summary may end mid-invocation; the model and the
+    summarizer see exactly what they see in-process, and nothing stored is lost."""
+    turns = 30
+    name = f"compaction_tokens_{uuid.uuid4().hex[:8]}"
+    app, model, summarizer = make_app(name, trigger="tokens")
+    durable_stack.register(app)
+    for n in range(1, turns + 1):
+        result = await durable_stack.client.send(app.name, "user", "s", question(n))
+        assert result.final_text.startswith(f"After {n} comes {n + 1}")
+    local_app, local_model, local_summarizer = make_app(name, trigger="tokens")
+    await converse_in_process(local_app, turns)
+    expected = len(local_summarizer.requests)
+    assert expected >= turns // 8
+    compactions = await compactions_stored(durable_stack, name, "s", expected)
+
+    assert contents_seen(model) == contents_seen(local_model)
+    assert [request_text(r) for r in summarizer.requests] == [request_text(r) for r in local_summarizer.requests]
+    assert len(compactions) == expected
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None
+    assert sum(1 for e in stored.events if e.actions.compaction is None) == 2 * turns
+
+
+STEPS = 3
+"""Tool rounds in each turn of the agentic conversation below."""
+
+
+async def step(n: int) -> dict:
+    """One step of the work."""
+    return {"done": n, "log": "step output " * 20}
+
+
+def agentic_app(name: str) -> tuple[App, ScriptedModel, ScriptedModel]:
+    """Each turn runs STEPS tool rounds, then answers; the model reports a prompt token per 4
+    characters of the request's JSON, and the token trigger keeps 3 events: the summary ends
+    inside the last turn, before its last step."""
+
+    def work(request: LlmRequest) -> LlmResponse:
+        done = len(tool_responses_this_turn(request))
+        content = Content.model("finished") if done >= STEPS else Content(
+            role="model", parts=[Part.from_function_call("step", {"n": done})]
+        )
+        size = sum(len(c.model_dump_json()) for c in request.contents) + len(request.config.system_instruction or "")
+        return LlmResponse(content=content, turn_complete=True, usage_metadata=UsageMetadata(prompt_token_count=size // 4))
+
+    model = ScriptedModel(work, name="agentic-model")
+    summarizer_model = ScriptedModel(lambda r: f"summary of {len(r.contents)} contents", name="summarizer-model")
+    config = EventsCompactionConfig(
+        summarizer=LlmEventsSummarizer(summarizer_model), token_threshold=900, event_retention_size=3
+    )
+    agent = LlmAgent(name="worker", model=model, instruction="Do the work in steps.", tools=[step])
+    return App(name=name, root_agent=agent, events_compaction_config=config), model, summarizer_model
+
+
+def without_call_ids(requests: list[list[dict]]) -> list[list[dict]]:
+    """The contents less the tool call ids, which each runtime draws afresh."""
+    for contents in requests:
+        for content in contents:
+            for part in content["parts"]:
+                for key in ("function_call", "function_response"):
+                    if part[key] is not None:
+                        part[key]["id"] = None
+    return requests
+
+
+async def test_by_tokens_a_summary_ending_inside_an_agentic_turn_is_the_same_durably(durable_stack: DurableStack) -> None:
+    """The durable runtime stamps a workflow task's events with one time; a summary ending before a
+    tool-calling step still falls between two ticks, so durable and in-process plan alike."""
+    turns = 8
+    name = f"compaction_agentic_{uuid.uuid4().hex[:8]}"
+    app, model, summarizer = agentic_app(name)
+    durable_stack.register(app)
+    for n in range(1, turns + 1):
+        result = await durable_stack.client.send(app.name, "user", "s", f"task {n}")
+        assert result.final_text == "finished"
+    local_app, local_model, local_summarizer = agentic_app(name)
+    runner = InMemoryRunner(app=local_app)
+    for n in range(1, turns + 1):
+        await runner.run(f"task {n}", session_id="s")
+    local = await runner.session_service.get_session(app_name=name, user_id="user", session_id="s")
+    assert local is not None
+    local_compactions = [e for e in local.events if e.actions.compaction is not None]
+    assert len(local_compactions) >= 2
+    compactions = await compactions_stored(durable_stack, name, "s", len(local_compactions))
+
+    assert without_call_ids(contents_seen(model)) == without_call_ids(contents_seen(local_model))
+    assert without_call_ids(contents_seen(summarizer)) == without_call_ids(contents_seen(local_summarizer))
+    # The summaries ended inside a turn: the newest kept events begin with a tool-calling step.
+    newest = local.events.index(local_compactions[-1])
+    kept_after = [e for e in local.events[:newest] if not local_compactions[-1].actions.compaction.holds(e.timestamp)
+                  and e.actions.compaction is None]
+    assert kept_after and kept_after[0].function_calls(), [e.id for e in kept_after]
+    assert len(compactions) == len(local_compactions)
 
 
 async def test_a_worker_without_the_session_cached_reads_what_compaction_leaves_and_sees_the_same(

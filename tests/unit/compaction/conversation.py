@@ -6,11 +6,16 @@ import re
 
 from adk_core import App, LlmAgent, Part, ScriptedModel
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer
-from adk_core.models.base import LlmRequest
+from adk_core.models.base import LlmRequest, LlmResponse, UsageMetadata
+from adk_core.types import Content
 
 TURNS = 200
 INTERVAL = 5
 OVERLAP = 1
+TOKEN_THRESHOLD = 400
+"""The token trigger's threshold (``trigger="tokens"``): the agent's model reports a character in
+four of the request's text as a prompt token, so it trips at about 1,600 characters, five turns."""
+RETAINED = 3
 ANSWER_PADDING = " and that is the whole answer, with some detail a real agent would add" * 3
 
 
@@ -41,20 +46,35 @@ def request_text(request: LlmRequest) -> str:
     return "\n".join(parts)
 
 
-def make_app(name: str, *, compaction: bool = True, edit_contents: bool = False) -> tuple[App, ScriptedModel, ScriptedModel]:
+def answer_counting_tokens(request: LlmRequest) -> LlmResponse:
+    """``answer``, reporting the request's prompt tokens as a provider would (a token per 4 characters)."""
+    return LlmResponse(
+        content=Content.model(answer(request)), turn_complete=True,
+        usage_metadata=UsageMetadata(prompt_token_count=len(request_text(request)) // 4, candidates_token_count=40),
+    )
+
+
+def make_app(
+    name: str, *, compaction: bool = True, edit_contents: bool = False, trigger: str = "interval"
+) -> tuple[App, ScriptedModel, ScriptedModel]:
     """The app, its agent's model and its summarizer's model (each records its requests).
 
     ``edit_contents`` adds a before-model callback that edits the newest content, as a callback
-    may: the durable runtime then sends the loaded events by value, only older ones by reference."""
-    model = ScriptedModel(answer, name="agent-model")
+    may: the durable runtime then sends the loaded events by value, only older ones by reference.
+    ``trigger="tokens"``: compaction by ``TOKEN_THRESHOLD`` prompt tokens, keeping ``RETAINED`` events,
+    instead of every ``INTERVAL`` invocations."""
+    model = ScriptedModel(answer_counting_tokens if trigger == "tokens" else answer, name="agent-model")
     summarizer_model = ScriptedModel(summarize, name="summarizer-model")
     agent = LlmAgent(
         name="counter", model=model, instruction="Answer what number comes next.",
         before_model_callback=_mark_last_content if edit_contents else None,
     )
+    summarizer = LlmEventsSummarizer(summarizer_model)
     config = (
-        EventsCompactionConfig(INTERVAL, OVERLAP, summarizer=LlmEventsSummarizer(summarizer_model))
-        if compaction else None
+        None if not compaction
+        else EventsCompactionConfig(summarizer=summarizer, token_threshold=TOKEN_THRESHOLD, event_retention_size=RETAINED)
+        if trigger == "tokens"
+        else EventsCompactionConfig(INTERVAL, OVERLAP, summarizer=summarizer)
     )
     return App(name=name, root_agent=agent, events_compaction_config=config), model, summarizer_model
 

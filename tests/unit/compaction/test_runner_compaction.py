@@ -10,7 +10,16 @@ from adk_core.errors import ConfigurationError, ModelError
 from adk_core.flow.contents import SUMMARY_HEADER
 from adk_core.models.base import LlmRequest
 
-from .conversation import INTERVAL, OVERLAP, TURNS, make_app, question, request_text
+from .conversation import (
+    INTERVAL,
+    OVERLAP,
+    RETAINED,
+    TOKEN_THRESHOLD,
+    TURNS,
+    make_app,
+    question,
+    request_text,
+)
 
 
 async def converse(app: App, turns: int) -> InMemoryRunner:
@@ -140,3 +149,27 @@ async def test_summarizer_request_carries_the_previous_summary_and_clips_large_v
     assert summary is not None and summary.text == "new summary"
     sent = request_text(model.requests[0])
     assert "old summary" in sent and "(cut)" in sent and len(sent) < MAX_VALUE_CHARS + 2_000
+
+
+async def test_by_tokens_the_prompt_stays_under_the_threshold_and_the_newest_events_stay_verbatim():
+    """The token trigger alone: each time a prompt reaches TOKEN_THRESHOLD tokens, all but the newest
+    RETAINED events are summarized, and the question of a kept answer is kept with it."""
+    app, model, summarizer = make_app("counting", trigger="tokens")
+    runner = await converse(app, 60)
+    tokens = [len(request_text(r)) // 4 for r in model.requests]
+    assert max(tokens) < TOKEN_THRESHOLD + 100  # one turn past the threshold at most
+    assert 60 // 8 <= len(summarizer.requests) <= 60 // 3, len(summarizer.requests)
+
+    session = await runner.session_service.get_session(app_name="counting", user_id="user", session_id="s")
+    assert session is not None
+    compactions = [e for e in session.events if e.actions.compaction is not None]
+    assert len(compactions) == len(summarizer.requests)
+    assert len({c.actions.compaction.start_timestamp for c in compactions}) == 1  # nested
+    # After the newest compaction's summary the model saw the RETAINED newest events word for word.
+    newest = compactions[-1]
+    after = session.events[session.events.index(newest) + 1:]
+    seen = model.requests[len(model.requests) - len(after) // 2]
+    assert seen.contents[0].parts[0].text == SUMMARY_HEADER
+    kept = seen.contents[1:-1]  # before the new question
+    assert RETAINED <= len(kept) <= RETAINED + 1 and kept[0].role == "user" and kept[-1].role == "model"
+    print(f"\nby tokens: {len(compactions)} compactions in 60 turns, prompt max {max(tokens)} tokens")
