@@ -96,29 +96,36 @@ LIST_USER_SESSIONS = _SESSION_ROWS.where(
 ).order_by(*_LIST_ORDER)
 
 
+_EVENT_KEY = (events.c.app_name, events.c.user_id, events.c.session_id, events.c.id)
+
+
 def _seq_of(id_param: str) -> sa.ScalarSelect[Any]:
     """The seq of the session's event whose id is ``:id_param`` (NULL when it has none), found through the
-    primary key whatever the planner's statistics say. On a table Postgres has not analyzed yet (a new
-    database, until autovacuum first gets to it) a plain ``id = :x`` lookup goes through
-    adk_events_session_seq with the id as a filter, reading the whole session; the first id at or after
-    ``:x`` in key order, checked to be ``:x``, is a range only the primary key serves in that order."""
+    primary key whatever the planner's statistics say: the first key at or after (:app, :user, :sid,
+    :id_param), checked to be that key. Written as one row comparison in the key's order, because on a
+    table Postgres has not analyzed yet (a new database, until autovacuum first gets to it) any equality
+    on the session makes it take adk_events_session_seq and read the whole session (3.8 ms at 10,000
+    events, against 0.04 through the key; the session's columns are checked after the limit)."""
     first = (
-        sa.select(events.c.seq, events.c.id)
-        .where(*_ITS_EVENTS, events.c.id >= P(id_param))
-        .order_by(events.c.id)
+        sa.select(*_EVENT_KEY, events.c.seq)
+        .where(sa.tuple_(*_EVENT_KEY) >= sa.tuple_(P("app"), P("user"), P("sid"), P(id_param)))
+        .order_by(*_EVENT_KEY)
         .limit(sa.literal_column("1"))  # a literal: a generic plan is made knowing it is one row
         .subquery(f"{id_param}_event")
     )
-    return sa.select(first.c.seq).where(first.c.id == P(id_param)).scalar_subquery()
+    is_it = (first.c.app_name == P("app"), first.c.user_id == P("user"), first.c.session_id == P("sid"),
+             first.c.id == P(id_param))
+    return sa.select(first.c.seq).where(*is_it).scalar_subquery()
 
 
 def _stored_event(id_sql: str) -> str:
     """SQL for the stored jsonb of this session's (:app, :user, :sid) event whose id is ``id_sql``, or
     NULL: looked up as ``_seq_of`` looks an id up, through the primary key whatever the statistics say."""
     return (
-        "(SELECT first.event FROM (SELECT e.event, e.id FROM adk_events e WHERE e.app_name = :app AND "
-        f"e.user_id = :user AND e.session_id = :sid AND e.id >= {id_sql} ORDER BY e.id LIMIT 1) AS first "
-        f"WHERE first.id = {id_sql})"
+        "(SELECT first.event FROM (SELECT e.event, e.app_name, e.user_id, e.session_id, e.id FROM adk_events e "
+        f"WHERE (e.app_name, e.user_id, e.session_id, e.id) >= (:app, :user, :sid, {id_sql}) "
+        "ORDER BY e.app_name, e.user_id, e.session_id, e.id LIMIT 1) AS first "
+        f"WHERE first.app_name = :app AND first.user_id = :user AND first.session_id = :sid AND first.id = {id_sql})"
     )
 
 

@@ -82,15 +82,20 @@ def held_statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str,
         monkeypatch.setattr(held, "_fetchone", run)
 
 
-async def fill_session(engine: AsyncEngine, app_name: str, user_id: str, session_id: str, count: int) -> None:
-    """Store events e1..e{count} in an existing session by bulk SQL (seq 1..count), without ANALYZE."""
-    params = {"a": app_name, "u": user_id, "s": session_id, "n": count}
+async def fill_session(
+    engine: AsyncEngine, app_name: str, user_id: str, session_id: str, count: int, *, padding: int = 0,
+    prefix: str = "e",
+) -> None:
+    """Store events {prefix}1..{prefix}{count} in an existing session by bulk SQL (seq 1..count), without
+    ANALYZE; each event's JSON carries ``padding`` characters more (rows as long as real events' are)."""
+    params = {"a": app_name, "u": user_id, "s": session_id, "n": count, "pad": "x" * padding, "prefix": prefix}
     async with engine.begin() as conn:
         await conn.execute(
             sa.text(
                 "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event) "
-                "SELECT :a, :u, :s, 'e' || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', 'e' || g, "
-                "'author', 'user', 'invocation_id', 'inv', 'timestamp', g::float8) FROM generate_series(1, :n) AS g"
+                "SELECT :a, :u, :s, :prefix || g, g, 'inv', 'user', g::float8, jsonb_build_object('id', :prefix || g, "
+                "'author', 'user', 'invocation_id', 'inv', 'timestamp', g::float8, 'custom_metadata', "
+                "jsonb_build_object('pad', CAST(:pad AS text))) FROM generate_series(1, :n) AS g"
             ),
             params,
         )
@@ -575,13 +580,15 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
     """A new database has no statistics until autovacuum first reaches it. There a plain `id = :x` lookup
     goes through the (session, seq) index with the id as a filter, reading the whole session: the reads
     through an event id (a session read up to an id or after one, a stored event's JSON) must not."""
+    LONG = "3f1c8a52-0d6e-4c1b-9a7e-6b2d5e8f-"
     url = await postgres.create_database(f"no_statistics_{uuid.uuid4().hex[:8]}")
     await migrate(url)
     engine = create_async_engine(url)
     try:
         service = DatabaseSessionService(engine)
         await service.create_session(app_name="app", user_id="u", session_id="long")
-        await fill_session(engine, "app", "u", "long", 3000)
+        # Ids as long as the runtime's (uuids): with short ones the key is smaller and the planner took it anyway.
+        await fill_session(engine, "app", "u", "long", 10_000, padding=200, prefix=LONG)
         statements: list[tuple[str, Any]] = []
 
         def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
@@ -591,30 +598,30 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
         try:
             through = await service.get_session(
                 app_name="app", user_id="u", session_id="long",
-                config=GetSessionConfig(through_event_id="e1500", num_recent_events=2),
+                config=GetSessionConfig(through_event_id=f"{LONG}1500", num_recent_events=2),
             )
             after = await service.get_session(
-                app_name="app", user_id="u", session_id="long", config=GetSessionConfig(after_event_id="e2998"),
+                app_name="app", user_id="u", session_id="long", config=GetSessionConfig(after_event_id=f"{LONG}9998"),
             )
             missing = await service.get_session(  # the first id after it in key order is e1501, not it
                 app_name="app", user_id="u", session_id="long",
-                config=GetSessionConfig(through_event_id="e1500x", num_recent_events=2),
+                config=GetSessionConfig(through_event_id=f"{LONG}1500x", num_recent_events=2),
             )
         finally:
             sa.event.remove(engine.sync_engine, "before_cursor_execute", capture)
-        assert through is not None and [e.id for e in through.events] == ["e1499", "e1500"]
-        assert after is not None and [e.id for e in after.events] == ["e2999", "e3000"]
+        assert through is not None and [e.id for e in through.events] == [f"{LONG}1499", f"{LONG}1500"]
+        assert after is not None and [e.id for e in after.events] == [f"{LONG}9999", f"{LONG}10000"]
         assert missing is not None and missing.events == []
-        event_json = (held.driver_sql(q.EVENT_JSON), {"app": "app", "user": "u", "sid": "long", "event_id": "e2000"})
+        event_json = (held.driver_sql(q.EVENT_JSON), {"app": "app", "user": "u", "sid": "long", "event_id": f"{LONG}2000"})
 
         # A retried append takes the statements that look each id up: those must not scan either.
         long = await service.get_session(app_name="app", user_id="u", session_id="long", config=GetSessionConfig(num_recent_events=0))
         assert long is not None
-        await service.append_events(long, [event("r1", 3001.0), event("r2", 3002.0)])
-        await service.append_event(long, event("r3", 3003.0, {"k": 3}))
+        await service.append_events(long, [event("r1", 10_001.0), event("r2", 10_002.0)])
+        await service.append_event(long, event("r3", 10_003.0, {"k": 3}))
         with held_statements(monkeypatch) as retried:
-            await service.append_events(long, [event("r1", 3001.0), event("r2", 3002.0)])  # a repeat: again with lookups
-            await service.append_event(long, event("r3", 3003.0, {"k": 3}))
+            await service.append_events(long, [event("r1", 10_001.0), event("r2", 10_002.0)])  # a repeat: again with lookups
+            await service.append_event(long, event("r3", 10_003.0, {"k": 3}))
         assert len(retried) == 4  # each first without lookups, refused on the key, then with them
         assert [r.id for r in await stored_rows(engine, long)][-3:] == ["r1", "r2", "r3"]
 
