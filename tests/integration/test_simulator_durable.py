@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from adk_core.simulator import SessionView, SimulatorService
+from adk_core.simulator import SessionView, SimulatorService, export_session
 from adk_core.simulator.sql import SqlSimulatorStore
 from adk_core.sql import migrate
 from adk_temporal.workflows import session_workflow_id
@@ -156,3 +156,42 @@ async def test_a_worker_killed_while_a_person_thinks_loses_nothing(
     finally:
         for worker in workers:
             _stop(worker)
+
+
+async def test_a_long_one_shot_session_shows_the_person_and_the_export_every_earlier_turn(
+    durable_stack: DurableStack,
+) -> None:
+    """A one-shot run loads only the session's newest events and sends older ones to the model by
+    reference. A person must still see the whole conversation, and its export every user message
+    and tool result: the stored request holds the referenced turns as contents, not the reference."""
+    durable_stack.register(simulator_app.single)
+    app_name = simulator_app.single.name
+    session_id = f"s-{uuid.uuid4().hex[:8]}"
+    store = SqlSimulatorStore(durable_stack.database_url)
+    web = SimulatorService(store, deliver=temporal_deliver(durable_stack.client.client))
+    cities = [f"City{n}" for n in range(1, 8)]  # 4 events a message: past the 20 a one-shot run loads
+    try:
+        last_turn: str | None = None
+        for city in cities:
+            run = asyncio.create_task(durable_stack.client.run_once(app_name, "u", session_id, f"Weather in {city}?"))
+            ask = await wait_for_head(web, session_id, after=last_turn)
+            await web.submit_decision(ask.session.id, ask.head.turn_id,
+                                      {"function_calls": [{"name": "get_weather", "args": {"city": city}}]})
+            say = await wait_for_head(web, session_id, after=ask.head.turn_id)
+            await web.submit_decision(say.session.id, say.head.turn_id, {"text": f"{city}: sunny."})
+            last_turn = say.head.turn_id
+            await asyncio.wait_for(run, 30)
+
+        view = await web.view(say.session.id)
+        last_request = view.timeline[-1].request.llm_request
+        assert last_request is not None and "history" not in last_request
+        texts = [p.get("text") for c in last_request["contents"] for p in c["parts"]]
+        assert texts[0] == "Weather in City1?" and "City6: sunny." in texts
+
+        exported = await export_session(web, say.session.id)
+        assert exported.user_messages == [f"Weather in {city}?" for city in cities]
+        assert [(c.args["city"], (c.response or {}).get("sky")) for c in exported.tool_calls] == [
+            (city, "sunny") for city in cities
+        ]
+    finally:
+        await store.close()
