@@ -33,6 +33,8 @@ class SummarizeEventsInput(BaseModel):
     through_event_id: str
     """The invocation's last stored event: the compaction is planned on the events through it."""
     invocation_id: str
+    before_model_call: bool = False
+    """Planned inside the invocation, before a model call: by the token trigger alone."""
 
 
 class SummarizeEventsResult(BaseModel):
@@ -55,7 +57,7 @@ async def summarize_stored_events(stored: StoredEventsCache, app: App, input: Su
     events = await stored.through_stored(
         (key.app_name, key.user_id, key.session_id), input.through_event_id, skip_compacted=True
     )
-    return SummarizeEventsResult(compaction=await compact_events(events, config))
+    return SummarizeEventsResult(compaction=await compact_events(events, config, before_model_call=input.before_model_call))
 
 
 async def events_after_ref(sessions: SessionService, app: App | None, ref: ContentsRef) -> list[Event]:

@@ -135,6 +135,7 @@ class Runner:
             memory_service=self.memory_service,
             run_config=run_config or RunConfig(),
             runtime_stores_session=self.runtime.stores_session(session),
+            events_compaction_config=self.events_compaction_config,
         )
 
     async def run_invocation(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random as _random
 import time as _time
 import uuid as _uuid
@@ -18,11 +19,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .agents.base import BaseAgent
     from .agents.context import InvocationContext
+    from .compaction import EventsCompactionConfig
     from .models.base import LlmRequest, LlmResponse, Model
     from .sessions import Session
     from .tools.base import BaseTool
     from .tools.tool_context import ToolContext
-    from .types import Event
+    from .types import Event, EventCompaction
+
+
+_logger = logging.getLogger(__name__)
 
 
 def wall_clock() -> float:
@@ -87,6 +92,14 @@ class Runtime(Protocol):
         """Store a non-partial event in the session (idempotent by event id) and apply it to ctx.session."""
         ...
 
+    async def summarize_before_model_call(
+        self, ctx: InvocationContext, config: EventsCompactionConfig
+    ) -> EventCompaction | None:
+        """The compaction the token trigger plans inside an invocation (``plan_compaction`` with
+        ``before_model_call``), its summary written; None when none is due, or when the summary
+        failed (logged: the next model call plans it again). The flow stores its event."""
+        ...
+
     async def wait_for(self, kind: str, key: str, ctx: InvocationContext) -> Any | None:
         """Wait for an answer from outside (a tool confirmation, a long-running tool's result).
 
@@ -138,6 +151,19 @@ class LocalRuntime:
 
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
         return await ctx.session_service.append_event(ctx.session, event)
+
+    async def summarize_before_model_call(
+        self, ctx: InvocationContext, config: EventsCompactionConfig
+    ) -> EventCompaction | None:
+        from .compaction import compact_events
+        from .errors import ModelError
+
+        try:
+            return await compact_events(ctx.session.events, config, before_model_call=True)
+        except ModelError as error:
+            _logger.warning("compaction of session %s before a model call skipped, planned again at the next: %s",
+                            ctx.session.id, error)
+            return None
 
     async def wait_for(self, kind: str, key: str, ctx: InvocationContext) -> Any | None:
         return None

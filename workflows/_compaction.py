@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.agents.context import InvocationContext
     from adk_core.compaction import compaction_event, may_be_due
     from adk_core.runner import Runner
+    from adk_core.types import EventCompaction
     from adk_temporal.activities.compaction_activities import (
         SUMMARIZE_EVENTS,
         SummarizeEventsInput,
@@ -50,13 +51,29 @@ async def compact_after_invocation(
         return
     if not may_be_due(ctx.session.events, config, whole_session=sessions.unloaded_through is None):
         return  # the loaded events show it is not due: no activity
+    compaction = await summarize_in_activity(runtime, sessions, ctx)
+    if compaction is None:
+        return
+    event = compaction_event(compaction, invocation_id=ctx.invocation_id, timestamp=runtime.now())
+    await runtime.commit(ctx, event)
+    await sessions.flush()
+
+
+async def summarize_in_activity(
+    runtime: TemporalRuntime, sessions: DurableSessionService, ctx: InvocationContext, *,
+    before_model_call: bool = False,
+) -> EventCompaction | None:
+    """The next compaction of the stored session through ``ctx``'s newest event, written by the
+    ``adk.summarize_events`` activity once the invocation's events are stored; None when none is
+    due or the summary could not be written (logged, planned again next time). ``before_model_call``:
+    inside an invocation, by the token trigger alone (TemporalRuntime.summarize_before_model_call)."""
     await sessions.flush()
     try:
         result = await workflow.execute_activity(
             SUMMARIZE_EVENTS,
             SummarizeEventsInput(
                 app_name=runtime.app_name, key=sessions.key, through_event_id=ctx.session.events[-1].id,
-                invocation_id=ctx.invocation_id,
+                invocation_id=ctx.invocation_id, before_model_call=before_model_call,
             ),
             result_type=SummarizeEventsResult,
             start_to_close_timeout=SUMMARIZE_TIMEOUT,
@@ -67,12 +84,7 @@ async def compact_after_invocation(
     except ActivityError as error:
         raise_if_cancelled(error)  # the conversation is being cancelled: not a compaction to skip
         workflow.logger.warning(
-            f"compaction after invocation {ctx.invocation_id} skipped, to be planned again next invocation: "
-            f"{error.cause or error}"
+            f"compaction in invocation {ctx.invocation_id} skipped, to be planned again: {error.cause or error}"
         )
-        return
-    if result.compaction is None:
-        return
-    event = compaction_event(result.compaction, invocation_id=ctx.invocation_id, timestamp=runtime.now())
-    await runtime.commit(ctx, event)
-    await sessions.flush()
+        return None
+    return result.compaction

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core import telemetry
     from adk_core.agents.base import BaseAgent
     from adk_core.agents.context import InvocationContext, ToolContext
+    from adk_core.compaction import EventsCompactionConfig
     from adk_core.errors import InvalidInputError, ModelError, RemoteError
     from adk_core.flow.history import by_reference
     from adk_core.flow.llm_flow import answer_event
@@ -35,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.base import BaseTool
     from adk_core.tools.builtin import ExitLoopTool, LoadArtifactsTool, LoadMemoryTool, TransferToAgentTool
     from adk_core.tools.execution import ToolExecution
-    from adk_core.types import Event
+    from adk_core.types import Event, EventCompaction
     from adk_temporal.activities import contracts as c
     from adk_temporal.metrics import TurnMetrics
 
@@ -209,6 +210,17 @@ class TemporalRuntime:
 
     async def commit(self, ctx: InvocationContext, event: Event) -> Event:
         return await ctx.session_service.append_event(ctx.session, event)
+
+    async def summarize_before_model_call(
+        self, ctx: InvocationContext, config: EventsCompactionConfig
+    ) -> EventCompaction | None:
+        """Through the summarizing activity, for the session this run stores (an AgentTool's scratch
+        session is not in the store: it is not compacted)."""
+        from ._compaction import PATCH_ID, summarize_in_activity  # noqa: PLC0415  (it imports this module)
+
+        if not ctx.runtime_stores_session or not workflow.patched(PATCH_ID):
+            return None
+        return await summarize_in_activity(self, self.sessions, ctx, before_model_call=True)
 
     def _fence_answer(self, answer: c.AnswerSlot | None) -> None:
         """Keep the answer id of a model call cancelled with the workflow (``unanswered``). Given

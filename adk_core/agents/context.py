@@ -20,6 +20,7 @@ from .run_config import RunConfig
 
 if TYPE_CHECKING:
     from ..artifacts import ArtifactService
+    from ..compaction import EventsCompactionConfig
     from ..flow.incremental import InvocationMemo
     from ..memory import MemoryService, SearchMemoryResponse
     from ..plugins.manager import PluginManager
@@ -62,6 +63,9 @@ class InvocationContext:
     durable run's own session, whose events model calls may send by reference. False in-process
     and for scratch sessions (an AgentTool's)."""
     end_invocation: bool = False
+    events_compaction_config: EventsCompactionConfig | None = None
+    """The Runner's (adk_core.compaction): with a ``token_threshold``, the flow compacts before a
+    model call once a prompt of this invocation reached it."""
     _llm_calls: _LlmCallCounter = dataclasses.field(default_factory=_LlmCallCounter)
     flow_memo: InvocationMemo = dataclasses.field(default_factory=_invocation_memo, repr=False, compare=False)
     """What the flow derived from the session's events so far (adk_core.flow.incremental); shared,

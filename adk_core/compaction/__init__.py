@@ -16,6 +16,7 @@ from .planner import (
     compaction_event_id,
     may_be_due,
     plan_compaction,
+    prompt_over_threshold,
 )
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "compaction_event_id",
     "may_be_due",
     "plan_compaction",
+    "prompt_over_threshold",
 ]

@@ -37,8 +37,12 @@ def latest_compaction(events: Sequence[Event]) -> tuple[int, EventCompaction | N
     return -1, None
 
 
-def plan_compaction(events: Sequence[Event], config: EventsCompactionConfig) -> CompactionPlan | None:
+def plan_compaction(
+    events: Sequence[Event], config: EventsCompactionConfig, *, before_model_call: bool = False
+) -> CompactionPlan | None:
     """The next compaction of ``events`` (a whole session, in store order), or None when none is due.
+    ``before_model_call``: planned inside an invocation, by the token trigger alone (the interval
+    counts whole invocations).
 
     By the interval: due once ``compaction_interval`` invocations ran after the latest compaction
     event. It covers the invocations the latest compaction left uncovered, less the newest
@@ -54,7 +58,7 @@ def plan_compaction(events: Sequence[Event], config: EventsCompactionConfig) -> 
     uncovered = [e for i, e in raw if last is None or i > last_index or not last.holds(e.timestamp)]
     chosen: list[Event] = []
     interval = config.compaction_interval
-    if interval is not None and len(_invocations(e for i, e in raw if i > last_index)) >= interval:
+    if not before_model_call and interval is not None and len(_invocations(e for i, e in raw if i > last_index)) >= interval:
         chosen = _by_invocations(uncovered, config.overlap_size)
     if not chosen and config.event_retention_size is not None and _over_token_threshold(events[last_index + 1:], config):
         chosen = uncovered[:_retention_split(uncovered, config.event_retention_size)]
@@ -78,6 +82,14 @@ def _by_invocations(uncovered: list[Event], overlap_size: int) -> list[Event]:
         # separate them, so wait for a later invocation rather than hide a kept event.
         return []
     return chosen
+
+
+def prompt_over_threshold(events: Sequence[Event], config: EventsCompactionConfig) -> bool:
+    """Whether the token trigger is due, judged from ``events``, the newest part of a session (an
+    invocation's loaded events will do): its newest model response after its latest compaction
+    reported ``token_threshold`` prompt tokens or more. What the flow asks before a model call."""
+    last_index, _ = latest_compaction(events)
+    return _over_token_threshold(events[last_index + 1:], config)
 
 
 def _over_token_threshold(after_latest: Sequence[Event], config: EventsCompactionConfig) -> bool:
@@ -157,10 +169,12 @@ def may_be_due(events: Sequence[Event], config: EventsCompactionConfig, *, whole
     return _over_token_threshold(after, config)
 
 
-async def compact_events(events: Sequence[Event], config: EventsCompactionConfig) -> EventCompaction | None:
+async def compact_events(
+    events: Sequence[Event], config: EventsCompactionConfig, *, before_model_call: bool = False
+) -> EventCompaction | None:
     """Plan the next compaction of ``events`` and have the summarizer write it; None when none is due
-    or the summarizer skipped it."""
-    plan = plan_compaction(events, config)
+    or the summarizer skipped it. ``before_model_call``: see ``plan_compaction``."""
+    plan = plan_compaction(events, config, before_model_call=before_model_call)
     if plan is None:
         return None
     if config.summarizer is None:
@@ -176,16 +190,20 @@ async def compact_events(events: Sequence[Event], config: EventsCompactionConfig
     )
 
 
-def compaction_event_id(invocation_id: str) -> str:
-    """One compaction per invocation at most, so its id follows from the invocation's: storing it
-    again (a retried step) stores nothing new, as appends are idempotent by event id."""
-    return f"{invocation_id}/compaction"
+def compaction_event_id(invocation_id: str, before_call: int | None = None) -> str:
+    """One compaction at the end of an invocation at most, and one before each of its model calls
+    (``before_call``: how many it made before), so the id follows from the invocation's and the
+    call's: storing it again (a retried step) stores nothing new, as appends are idempotent by id."""
+    return f"{invocation_id}/compaction" if before_call is None else f"{invocation_id}/compaction/{before_call}"
 
 
-def compaction_event(compaction: EventCompaction, *, invocation_id: str, timestamp: float) -> Event:
-    """The event that records ``compaction``, made at the end of invocation ``invocation_id``."""
+def compaction_event(
+    compaction: EventCompaction, *, invocation_id: str, timestamp: float, before_call: int | None = None
+) -> Event:
+    """The event that records ``compaction``, made at the end of invocation ``invocation_id`` or,
+    with ``before_call``, before its model call after that many."""
     return Event(
-        id=compaction_event_id(invocation_id),
+        id=compaction_event_id(invocation_id, before_call),
         invocation_id=invocation_id,
         author=COMPACTION_AUTHOR,
         timestamp=timestamp,

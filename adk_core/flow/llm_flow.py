@@ -13,6 +13,7 @@ from .. import telemetry
 from .._callables import first_result
 from ..agents.base import new_event
 from ..agents.context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from ..compaction.planner import compaction_event, prompt_over_threshold
 from ..errors import ConfigurationError, LlmCallsLimitExceededError
 from ..models.base import GenerateContentConfig, LlmRequest, LlmResponse
 from ..tools.builtin import TransferToAgentTool
@@ -133,6 +134,7 @@ async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator
 
 
 async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+    await _compact_if_the_prompt_grew(ctx)
     request = await build_request(agent, ctx)
     try:
         ctx.count_llm_call()
@@ -162,6 +164,24 @@ async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterato
             continue
         async for follow_up in _after_tool_responses(agent, ctx, event, response_event):
             yield follow_up
+
+
+async def _compact_if_the_prompt_grew(ctx: InvocationContext) -> None:
+    """The token trigger inside a long invocation (adk_core.compaction, "By prompt tokens"): when a
+    model call of this invocation reported ``token_threshold`` prompt tokens or more, the older
+    events are summarized before the next call. Not before an invocation's first call (the end of
+    the previous invocation judged the same prompt), nor on a parallel branch (its siblings' events
+    interleave with its own)."""
+    config = ctx.events_compaction_config
+    if config is None or config.token_threshold is None or ctx.branch is not None or ctx.llm_calls_made == 0:
+        return
+    if not prompt_over_threshold(ctx.session.events, config):
+        return
+    compaction = await ctx.runtime.summarize_before_model_call(ctx, config)
+    if compaction is not None:
+        await ctx.runtime.commit(ctx, compaction_event(
+            compaction, invocation_id=ctx.invocation_id, timestamp=ctx.runtime.now(), before_call=ctx.llm_calls_made
+        ))
 
 
 async def _after_tool_responses(

@@ -15,12 +15,19 @@ import pytest
 from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer, compaction_event_id
 from adk_core.errors import ModelError
-from adk_core.models.base import LlmRequest, LlmResponse, UsageMetadata
-from adk_core.models.scripted import tool_responses_this_turn
-from adk_core.types import Content, Event, Part
+from adk_core.models.base import LlmRequest
+from adk_core.types import Content, Event
 from adk_temporal.activities._history import StoredEventsCache
 from tests.integration.conftest import DurableStack
-from tests.unit.compaction.conversation import INTERVAL, OVERLAP, make_app, question, request_text
+from tests.unit.compaction.conversation import (
+    INTERVAL,
+    OVERLAP,
+    agentic_app,
+    make_app,
+    question,
+    request_text,
+    without_call_ids,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -113,48 +120,6 @@ async def test_by_tokens_the_durable_model_sees_what_it_sees_in_process(durable_
     assert sum(1 for e in stored.events if e.actions.compaction is None) == 2 * turns
 
 
-STEPS = 3
-"""Tool rounds in each turn of the agentic conversation below."""
-
-
-async def step(n: int) -> dict:
-    """One step of the work."""
-    return {"done": n, "log": "step output " * 20}
-
-
-def agentic_app(name: str) -> tuple[App, ScriptedModel, ScriptedModel]:
-    """Each turn runs STEPS tool rounds, then answers; the model reports a prompt token per 4
-    characters of the request's JSON, and the token trigger keeps 3 events: the summary ends
-    inside the last turn, before its last step."""
-
-    def work(request: LlmRequest) -> LlmResponse:
-        done = len(tool_responses_this_turn(request))
-        content = Content.model("finished") if done >= STEPS else Content(
-            role="model", parts=[Part.from_function_call("step", {"n": done})]
-        )
-        size = sum(len(c.model_dump_json()) for c in request.contents) + len(request.config.system_instruction or "")
-        return LlmResponse(content=content, turn_complete=True, usage_metadata=UsageMetadata(prompt_token_count=size // 4))
-
-    model = ScriptedModel(work, name="agentic-model")
-    summarizer_model = ScriptedModel(lambda r: f"summary of {len(r.contents)} contents", name="summarizer-model")
-    config = EventsCompactionConfig(
-        summarizer=LlmEventsSummarizer(summarizer_model), token_threshold=900, event_retention_size=3
-    )
-    agent = LlmAgent(name="worker", model=model, instruction="Do the work in steps.", tools=[step])
-    return App(name=name, root_agent=agent, events_compaction_config=config), model, summarizer_model
-
-
-def without_call_ids(requests: list[list[dict]]) -> list[list[dict]]:
-    """The contents less the tool call ids, which each runtime draws afresh."""
-    for contents in requests:
-        for content in contents:
-            for part in content["parts"]:
-                for key in ("function_call", "function_response"):
-                    if part[key] is not None:
-                        part[key]["id"] = None
-    return requests
-
-
 async def test_by_tokens_a_summary_ending_inside_an_agentic_turn_is_the_same_durably(durable_stack: DurableStack) -> None:
     """The durable runtime stamps a workflow task's events with one time; a summary ending before a
     tool-calling step still falls between two ticks, so durable and in-process plan alike."""
@@ -183,6 +148,29 @@ async def test_by_tokens_a_summary_ending_inside_an_agentic_turn_is_the_same_dur
                   and e.actions.compaction is None]
     assert kept_after and kept_after[0].function_calls(), [e.id for e in kept_after]
     assert len(compactions) == len(local_compactions)
+
+
+async def test_a_long_invocation_is_compacted_before_its_model_calls_durably(durable_stack: DurableStack) -> None:
+    """One turn of 30 tool rounds under SessionWorkflow: the workflow sees its own calls' prompt
+    tokens, summarizes through the activity before the next call, and stores the compaction event
+    under the call's id; the model and the summarizer see what they see in-process."""
+    name = f"compaction_long_turn_{uuid.uuid4().hex[:8]}"
+    app, model, summarizer = agentic_app(name, steps=30, token_threshold=900, keep=3)
+    durable_stack.register(app)
+    result = await durable_stack.client.send(app.name, "user", "s", "do the work")
+    assert result.final_text == "finished"
+    local_app, local_model, local_summarizer = agentic_app(name, steps=30, token_threshold=900, keep=3)
+    await InMemoryRunner(app=local_app).run("do the work", session_id="s")
+
+    assert len(model.requests) == 31
+    assert without_call_ids(contents_seen(model)) == without_call_ids(contents_seen(local_model))
+    assert without_call_ids(contents_seen(summarizer)) == without_call_ids(contents_seen(local_summarizer))
+    stored = await durable_stack.sessions.get_session(app_name=name, user_id="user", session_id="s")
+    assert stored is not None
+    compactions = [e for e in stored.events if e.actions.compaction is not None]
+    assert len(compactions) == len(local_summarizer.requests) >= 3
+    assert all("/compaction/" in e.id for e in compactions)
+    assert [r.response["done"] for e in stored.events for r in e.function_responses()] == list(range(30))
 
 
 async def test_a_worker_without_the_session_cached_reads_what_compaction_leaves_and_sees_the_same(

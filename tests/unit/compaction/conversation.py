@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
-from adk_core import App, LlmAgent, Part, ScriptedModel
+from adk_core import App, LlmAgent, ScriptedModel
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer
+from adk_core.flow.contents import SUMMARY_HEADER
 from adk_core.models.base import LlmRequest, LlmResponse, UsageMetadata
-from adk_core.types import Content
+from adk_core.types import Content, Part
 
 TURNS = 200
 INTERVAL = 5
@@ -82,3 +83,57 @@ def make_app(
 def _mark_last_content(callback_context, llm_request: LlmRequest) -> None:
     last = llm_request.contents[-1]
     llm_request.contents[-1] = last.model_copy(update={"parts": [*last.parts, Part(text="(a callback's note)")]})
+
+
+STEPS = 3
+"""Tool rounds in each turn of the agentic conversation (``agentic_app``)."""
+
+
+async def step(n: int) -> dict:
+    """One step of the work."""
+    return {"done": n, "log": "step output " * 20}
+
+
+def steps_done(request: LlmRequest) -> int:
+    """How many steps this turn made: one more than the newest step result since the user's message.
+    A summary (the user's side too) may stand in for the message and the first steps: the newest
+    result is kept verbatim by the compaction's split, so it still counts."""
+    for content in reversed(request.contents):
+        for part in reversed(content.parts):
+            if part.function_response is not None:
+                return int(part.function_response.response["done"]) + 1
+        if content.role == "user" and content.parts and content.parts[0].text and content.parts[0].text != SUMMARY_HEADER:
+            return 0
+    return 0
+
+
+def agentic_app(name: str, *, steps: int = STEPS, token_threshold: int = 900, keep: int = 3) -> tuple[App, ScriptedModel, ScriptedModel]:
+    """Each turn runs ``steps`` tool rounds, then answers; the model reports a prompt token per 4
+    characters of the request's JSON, and the token trigger keeps ``keep`` events."""
+
+    def work(request: LlmRequest) -> LlmResponse:
+        done = steps_done(request)
+        content = Content.model("finished") if done >= steps else Content(
+            role="model", parts=[Part.from_function_call("step", {"n": done})]
+        )
+        size = sum(len(c.model_dump_json()) for c in request.contents) + len(request.config.system_instruction or "")
+        return LlmResponse(content=content, turn_complete=True, usage_metadata=UsageMetadata(prompt_token_count=size // 4))
+
+    model = ScriptedModel(work, name="agentic-model")
+    summarizer_model = ScriptedModel(lambda r: f"summary of {len(r.contents)} contents", name="summarizer-model")
+    config = EventsCompactionConfig(
+        summarizer=LlmEventsSummarizer(summarizer_model), token_threshold=token_threshold, event_retention_size=keep
+    )
+    agent = LlmAgent(name="worker", model=model, instruction="Do the work in steps.", tools=[step])
+    return App(name=name, root_agent=agent, events_compaction_config=config), model, summarizer_model
+
+
+def without_call_ids(requests: list[list[dict]]) -> list[list[dict]]:
+    """The contents less the tool call ids, which each runtime draws afresh."""
+    for contents in requests:
+        for content in contents:
+            for part in content["parts"]:
+                for key in ("function_call", "function_response"):
+                    if part[key] is not None:
+                        part[key]["id"] = None
+    return requests

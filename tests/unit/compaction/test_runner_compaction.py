@@ -16,6 +16,7 @@ from .conversation import (
     RETAINED,
     TOKEN_THRESHOLD,
     TURNS,
+    agentic_app,
     make_app,
     question,
     request_text,
@@ -173,3 +174,27 @@ async def test_by_tokens_the_prompt_stays_under_the_threshold_and_the_newest_eve
     kept = seen.contents[1:-1]  # before the new question
     assert RETAINED <= len(kept) <= RETAINED + 1 and kept[0].role == "user" and kept[-1].role == "model"
     print(f"\nby tokens: {len(compactions)} compactions in 60 turns, prompt max {max(tokens)} tokens")
+
+
+async def test_a_long_invocation_is_compacted_before_its_model_calls():
+    """One invocation of 30 tool rounds: each time a call's prompt reached the threshold, the older
+    events were summarized before the next call, so no prompt grew past one step over it; the model
+    still finished the work (it reads its progress from the newest step it sees)."""
+    app, model, summarizer = agentic_app("long", steps=30, token_threshold=900, keep=3)
+    runner = InMemoryRunner(app=app)
+    events = await runner.run("do the work", session_id="s")
+    assert events[-1].text == "finished"
+    assert len(model.requests) == 31
+    tokens = [(sum(len(c.model_dump_json()) for c in r.contents) + len(r.config.system_instruction or "")) // 4
+              for r in model.requests]
+    assert max(tokens) < 900 + 250, tokens  # a step (call and result) is about 150 tokens
+
+    session = await runner.session_service.get_session(app_name="long", user_id="user", session_id="s")
+    assert session is not None
+    compactions = [e for e in session.events if e.actions.compaction is not None]
+    invocation = events[-1].invocation_id
+    assert len(compactions) >= 3 and all(e.id.startswith(f"{invocation}/compaction/") for e in compactions)
+    assert len(compactions) == len(summarizer.requests)
+    steps = [r.response["done"] for e in session.events for r in e.function_responses()]
+    assert steps == list(range(30))  # every step stored, none repeated
+    print(f"\nlong invocation: {len(compactions)} compactions in 31 calls, prompt max {max(tokens)} tokens")
