@@ -24,6 +24,7 @@ from adk_core import (
 )
 from adk_core.compaction import EventsCompactionConfig, LlmEventsSummarizer
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from adk_core.models.base import UsageMetadata
 from adk_core.simulator import SimulatorPlugin
 from adk_core.tools import AgentTool, FunctionTool
 from adk_core.tools.execution import ToolExecution
@@ -103,6 +104,40 @@ compaction = App(
     root_agent=LlmAgent(name="counter", model=ScriptedModel(_count_answer, name="counter-model")),
     events_compaction_config=EventsCompactionConfig(
         2, 1, summarizer=LlmEventsSummarizer(ScriptedModel(_summary, name="summarizer-model"))
+    ),
+)
+
+
+COMPACTED_TURN_STEPS = 6
+
+
+def _stepping_with_usage(request: LlmRequest) -> LlmResponse:
+    """Steps through one turn, reporting a prompt token per 4 characters of the request; it reads its
+    progress from the newest step result it sees (a summary may stand in for the turn's start)."""
+    done = 0
+    for content in reversed(request.contents):
+        results = [p.function_response.response for p in content.parts if p.function_response is not None]
+        if results:
+            done = int(results[-1]["i"]) + 1
+            break
+        if content.role == "user" and content.parts and content.parts[0].text and content.parts[0].text.startswith("do "):
+            break
+    response = function_call_response("logged_step", {"i": done}) if done < COMPACTED_TURN_STEPS else text_response("all done")
+    size = sum(len(c.model_dump_json()) for c in request.contents)
+    return response.model_copy(update={"usage_metadata": UsageMetadata(prompt_token_count=size // 4)})
+
+
+async def logged_step(i: int) -> dict:
+    """Do step i, and log what it did."""
+    return {"i": i, "log": "step output " * 12}
+
+
+compaction_in_turn = App(
+    name="replay_compaction_in_turn",
+    root_agent=LlmAgent(name="stepper", model=ScriptedModel(_stepping_with_usage, name="stepper-model"), tools=[logged_step]),
+    events_compaction_config=EventsCompactionConfig(
+        summarizer=LlmEventsSummarizer(ScriptedModel(_summary, name="summarizer-model")),
+        token_threshold=300, event_retention_size=2,
     ),
 )
 
@@ -201,4 +236,4 @@ EVAL_SUITE = "examples.eval_chest_pain:chest_pain_case"
 
 def apps() -> list[App]:
     """Every app the histories were recorded with: what a worker of this build serves."""
-    return [w1_app, confirm, children, compaction, long_turn, streaming, simulator, cancel]
+    return [w1_app, confirm, children, compaction, compaction_in_turn, long_turn, streaming, simulator, cancel]

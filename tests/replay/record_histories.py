@@ -202,6 +202,21 @@ async def compaction(r: Recorder) -> None:
     await r.write_tree("compaction", workflow_id)
 
 
+async def compaction_in_turn(r: Recorder) -> None:
+    """A turn of tool steps compacted before its model calls by the token trigger, then a second turn."""
+    from adk_temporal.workflows import session_workflow_id
+
+    app, session = replay_apps.compaction_in_turn.name, "compaction-in-turn-session"
+    for n in range(1, 3):
+        result = await r.adk.send(app, USER_ID, session, f"do the steps ({n})")
+        assert result.final_text == "all done", result.final_text
+    stored = await _session_events(r, app, session)
+    assert any("/compaction/" in e.id for e in stored), "no compaction was made before a model call"
+    workflow_id = session_workflow_id(app, USER_ID, session)
+    await _ended(r, workflow_id)
+    await r.write_tree("compaction_in_turn", workflow_id)
+
+
 async def simulator_wait(r: Recorder) -> None:
     """A conversation waiting on a person in the simulator (SimulatorPlugin), then answered."""
     from adk_core.simulator import SimulatorService
@@ -277,7 +292,7 @@ async def session_cancelled(r: Recorder) -> None:
 SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     f.__name__: f for f in (
         agent_run_w1, session_answer_stored, session_confirm, children, session_continue_as_new, session_renewed, long_turn,
-        streamed_turn, compaction,
+        streamed_turn, compaction, compaction_in_turn,
         simulator_wait, eval_suite, session_cancelled,
     )
 }
