@@ -34,8 +34,11 @@ def test_the_startup_heap_is_frozen_once(fresh_process: None) -> None:
     assert frozen > 10_000  # the modules and objects loaded so far
 
     later = weakref.ref(Node())
+    before = gc.get_freeze_count()
     heap.freeze_startup_heap()  # a second worker in the same process freezes nothing more
-    assert gc.get_freeze_count() == frozen
+    # Not "== frozen": a frozen object freed meanwhile (by another thread too) leaves the count, and
+    # a CI run once read one fewer. A second freeze would add every object made since, Node among them.
+    assert gc.get_freeze_count() <= before
     gc.collect()
     assert later() is None  # cycles made after the freeze are still collected
 
