@@ -411,7 +411,8 @@ class AdkActivities:
         """Plan and write the next compaction of a session (activities/compaction_activities.py)."""
         result = await heartbeating(summarize_stored_events(self._stored, self.apps.get(input.app_name), input))
         if result.compaction is not None:
-            activity_metrics().compactions.add(1, {"app": input.app_name})
+            when = "before_model_call" if input.before_model_call else "after_invocation"
+            activity_metrics().compactions.add(1, {"app": input.app_name, "when": when})
         return result
 
     # --- tools ------------------------------------------------------------------------------

@@ -198,7 +198,7 @@ async def test_a_w1_turn_a_failed_turn_and_a_pending_confirmation(metrics: Metri
     assert value(s, "adk_tool_calls_total", app=w1_app, tool="lookup") == 1
     assert value(s, "adk_tool_call_duration_seconds_count", app=w1_app) == 3
     assert value(s, "adk_tool_call_errors_total", app=w1_app) == 0
-    assert value(s, "adk_compactions_total", app=w1_app) == 1
+    assert value(s, "adk_compactions_total", app=w1_app, when="after_invocation") == 1
 
     # The failed turn: by error type, its one model call failed (not retried: a 400).
     assert value(s, "adk_turns_failed_total", app=broken, agent="refuser", error_type="ModelError") == 1
