@@ -150,15 +150,22 @@ async def test_by_tokens_a_summary_ending_inside_an_agentic_turn_is_the_same_dur
     assert len(compactions) == len(local_compactions)
 
 
-async def test_a_long_invocation_is_compacted_before_its_model_calls_durably(durable_stack: DurableStack) -> None:
-    """One turn of 30 tool rounds under SessionWorkflow: the workflow sees its own calls' prompt
-    tokens, summarizes through the activity before the next call, and stores the compaction event
-    under the call's id; the model and the summarizer see what they see in-process."""
+@pytest.mark.parametrize("workflow", ["conversation", "one-shot"])
+async def test_a_long_invocation_is_compacted_before_its_model_calls_durably(
+    durable_stack: DurableStack, workflow: str
+) -> None:
+    """One turn of 30 tool rounds (SessionWorkflow, or AgentRunWorkflow, which loads a short tail):
+    the workflow sees its own calls' prompt tokens, summarizes through the activity before the next
+    call, and stores the compaction event under the call's id; the model and the summarizer see
+    what they see in-process."""
     name = f"compaction_long_turn_{uuid.uuid4().hex[:8]}"
     app, model, summarizer = agentic_app(name, steps=30, token_threshold=900, keep=3)
     durable_stack.register(app)
-    result = await durable_stack.client.send(app.name, "user", "s", "do the work")
-    assert result.final_text == "finished"
+    if workflow == "conversation":
+        final_text = (await durable_stack.client.send(app.name, "user", "s", "do the work")).final_text
+    else:
+        final_text = (await durable_stack.client.run_once(app.name, "user", "s", "do the work")).final_text
+    assert final_text == "finished"
     local_app, local_model, local_summarizer = agentic_app(name, steps=30, token_threshold=900, keep=3)
     await InMemoryRunner(app=local_app).run("do the work", session_id="s")
 
