@@ -20,8 +20,8 @@ class App:
     root_agent: BaseAgent
     plugins: Sequence[BasePlugin] = field(default_factory=list)
     events_compaction_config: EventsCompactionConfig | None = None
-    """Summarize older events every few invocations (adk_core.compaction); None keeps every event
-    in the model's contents."""
+    """Summarize older events every few invocations or once a prompt reaches a number of tokens
+    (adk_core.compaction); None keeps every event in the model's contents."""
     strict_model_parameters: bool = False
     """Refuse, as the app is built, an agent whose generate_content_config sets what its model does
     not accept (adk_core.models.rules); otherwise each call leaves it out and warns once."""

@@ -2,8 +2,9 @@
 
 The configuration (``EventsCompactionConfig`` on the App) and the summarizer are here; the
 contents builder applies compaction events (adk_core.flow.contents); the Runner compacts after
-each invocation in-process, and the durable workflows through the ``adk.summarize_events``
-activity. Stored events are never deleted.
+each invocation in-process, the flow before a model call when the token trigger is due inside an
+invocation (adk_core.flow.llm_flow), and the durable workflows through the
+``adk.summarize_events`` activity. Stored events are never deleted.
 """
 
 from .config import BaseEventsSummarizer, EventsCompactionConfig
