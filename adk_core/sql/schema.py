@@ -71,6 +71,18 @@ events = sa.Table(
         postgresql_where=sa.text("covers_from IS NOT NULL"),
         postgresql_include=["covers_from", "covers_to"],
     ),
+    # Where each compaction's range starts and ends (migration 0009): a skipping read finds the
+    # compactions the newest one does not hold without reading the others.
+    sa.Index(
+        "adk_events_compaction_starts",
+        "app_name", "user_id", "session_id", "covers_from",
+        postgresql_where=sa.text("covers_from IS NOT NULL"),
+    ),
+    sa.Index(
+        "adk_events_compaction_ends",
+        "app_name", "user_id", "session_id", "covers_to",
+        postgresql_where=sa.text("covers_from IS NOT NULL"),
+    ),
 )
 
 app_states = sa.Table(

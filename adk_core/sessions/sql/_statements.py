@@ -167,10 +167,10 @@ def get_session_skipping_compacted(through: bool) -> sa.Select[Any]:
     Then, in index scans: the events from the newest compaction on (adk_events_session_seq); before
     it, the events outside its range (adk_events_session_timestamp, one scan per side); the last
     event it covers (adk_events_session_seq backwards, past the events outside its range); and the
-    compactions whose range its own does not hold, looked for among all the compactions before it
-    (adk_events_session_compactions). Only that last scan grows with the session: by its
-    compactions, not its events (1 ms for 1,000 compactions; indexes on either side of the range
-    went unused, the planner not knowing the range when it plans).
+    compactions whose range its own does not hold, one scan per side of its range
+    (adk_events_compaction_starts, adk_events_compaction_ends; migration 0009). None of them reads
+    what the newest compaction holds: 8,000 nested compactions read in 2.2 ms, against 6.6 ms when
+    the last scan read every compaction before the cut.
     """
     upto = (events.c.seq <= _seq_of("through_id"),) if through else ()
     newest = (
@@ -217,8 +217,16 @@ def get_session_skipping_compacted(through: bool) -> sa.Select[Any]:
             .limit(sa.literal_column("1"))
             .subquery("last_covered")
         ),
-        sa.select(events.c.event, events.c.seq).where(
-            *before_cut, events.c.covers_from.is_not(None), sa.not_(sa.and_(events.c.covers_from >= lo, events.c.covers_to <= hi))
+        # The compactions the newest one's range does not hold: those starting before it, then those
+        # ending after it (and not starting before). Each side alone, with "seq + 0": the planner
+        # then scans that side's index from the range's end (migration 0009) instead of every
+        # compaction before the cut. (On a table it has no statistics for yet, it may still read
+        # them all: a new table, small, until autovacuum's first pass.)
+        *(
+            sa.select(events.c.event, events.c.seq).where(
+                *_ITS_EVENTS, events.c.seq + sa.literal_column("0") < cut_seq, events.c.covers_from.is_not(None), side
+            )
+            for side in (events.c.covers_from < lo, sa.and_(events.c.covers_to > hi, events.c.covers_from >= lo))
         ),
     ).subquery("chosen")
     as_array = sa.func.coalesce(

@@ -27,7 +27,7 @@ from adk_core.errors import AdkError, ConfigurationError, EventConflictError, In
 from adk_core.sessions import GetSessionConfig, Session
 from adk_core.sessions.sql import DatabaseSessionService
 from adk_core.sessions.sql import _statements as q
-from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL, _event_json
+from adk_core.sessions.sql.service import _APPEND_PLAIN_SQL, _event_json, _skipping_compacted_sql
 from adk_core.sql import MIGRATIONS_DIR, alembic_config, held, is_transient, migrate, upgrade
 from adk_core.sql.migrate import HEAD_REVISION, VERSION_TABLE
 from adk_core.sql.schema import metadata
@@ -217,6 +217,55 @@ async def test_a_compaction_stored_now_has_its_range_in_clear_beside_its_sealed_
     got = await service.get_session(app_name=app_name, user_id="u", session_id=session.id,
                                     config=GetSessionConfig(skip_compacted=True))
     assert got is not None and [e.id for e in got.events] == ["u2", "a2", "inv/compaction", "u3"]
+
+
+def _plan_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+async def test_a_skipping_read_does_not_read_the_compactions_the_newest_one_holds(postgres: EmbeddedPostgres) -> None:
+    """A long agentic session compacted 3,000 times (the token trigger compacts before model calls):
+    each compaction nested in the next, as the planner writes them. The read skipping compacted
+    events must find the compactions the newest one does not hold (none) without reading the
+    others: before migration 0009 one scan read all 3,000 and filtered them out. Analyzed, as
+    autovacuum leaves a live table (without statistics the planner may still read them all)."""
+    url = await postgres.create_database(f"many_compactions_{uuid.uuid4().hex[:8]}")
+    await migrate(url)
+    engine = create_async_engine(url)
+    try:
+        service = DatabaseSessionService(engine)
+        await service.create_session(app_name="a", user_id="u", session_id="s")
+        async with engine.begin() as conn:  # step g: an event at 2g, then a compaction at 2g + 1 covering 1..2g
+            await conn.execute(sa.text(
+                "INSERT INTO adk_events (app_name, user_id, session_id, id, seq, invocation_id, author, timestamp, event,"
+                " covers_from, covers_to) "
+                "SELECT 'a', 'u', 's', CASE WHEN k = 0 THEN 'e' || g ELSE 'c' || g END, 2 * g + k, 'inv', 'user',"
+                " 2 * g + k, CASE WHEN k = 0 THEN jsonb_build_object('id', 'e' || g, 'author', 'user', 'invocation_id',"
+                " 'inv', 'timestamp', 2 * g) ELSE jsonb_build_object('id', 'c' || g, 'author', 'user', 'invocation_id',"
+                " 'inv', 'timestamp', 2 * g + 1, 'actions', jsonb_build_object('compaction', jsonb_build_object("
+                " 'start_timestamp', 2.0, 'end_timestamp', 2 * g, 'compacted_content', jsonb_build_object('role',"
+                " 'model', 'parts', jsonb_build_array(jsonb_build_object('text', 'S')))))) END,"
+                " CASE WHEN k = 1 THEN 2.0 END, CASE WHEN k = 1 THEN (2 * g)::float8 END "
+                "FROM generate_series(1, 3000) AS g, generate_series(0, 1) AS k"))
+            await conn.execute(sa.text("UPDATE adk_sessions SET last_seq = 6001 WHERE id = 's'"))
+            await conn.execute(sa.text("ANALYZE adk_events"))
+        got = await service.get_session(app_name="a", user_id="u", session_id="s", config=GetSessionConfig(skip_compacted=True))
+        assert got is not None and [e.id for e in got.events] == ["e3000", "c3000"]
+        sql = _skipping_compacted_sql(False)
+        async with engine.connect() as conn:
+            [plan] = (await conn.exec_driver_sql(
+                "EXPLAIN (ANALYZE, FORMAT JSON) " + sql, {"app": "a", "user": "u", "sid": "s"})).scalar_one()
+        # Every scan that looks at compactions' ranges (the newest compaction's lookup, the two sides
+        # of its range) reads a handful of rows, whatever else the planner picks for a small table.
+        ranged = [node for node in _plan_nodes(plan["Plan"]) if "Scan" in node["Node Type"] and any(
+            "covers_" in str(node.get(key, "")) for key in ("Index Cond", "Recheck Cond", "Filter"))]
+        read = [node.get("Actual Rows", 0) * node.get("Actual Loops", 1) + node.get("Rows Removed by Filter", 0)
+                for node in ranged]
+        assert len(ranged) >= 2 and max(read) <= 10, [(n["Node Type"], n.get("Index Name"), r) for n, r in zip(ranged, read, strict=True)]
+    finally:
+        await engine.dispose()
 
 
 async def test_concurrent_migrators_take_turns(postgres: EmbeddedPostgres) -> None:
