@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -102,6 +102,19 @@ async def fill_session(
         await conn.execute(
             sa.text("UPDATE adk_sessions SET last_seq = :n WHERE app_name = :a AND user_id = :u AND id = :s"), params
         )
+
+
+@contextlib.asynccontextmanager
+async def fresh_engine(postgres: EmbeddedPostgres, name: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on a new migrated database of its own (Postgres has no statistics for it yet),
+    disposed afterwards."""
+    url = await postgres.create_database(f"{name}_{uuid.uuid4().hex[:8]}")
+    await migrate(url)
+    engine = create_async_engine(url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
 
 
 # --- migrations and engines ------------------------------------------------------------------------
@@ -231,10 +244,7 @@ async def test_a_skipping_read_does_not_read_the_compactions_the_newest_one_hold
     events must find the compactions the newest one does not hold (none) without reading the
     others: before migration 0009 one scan read all 3,000 and filtered them out. Analyzed, as
     autovacuum leaves a live table (without statistics the planner may still read them all)."""
-    url = await postgres.create_database(f"many_compactions_{uuid.uuid4().hex[:8]}")
-    await migrate(url)
-    engine = create_async_engine(url)
-    try:
+    async with fresh_engine(postgres, "many_compactions") as engine:
         service = DatabaseSessionService(engine)
         await service.create_session(app_name="a", user_id="u", session_id="s")
         async with engine.begin() as conn:  # step g: an event at 2g, then a compaction at 2g + 1 covering 1..2g
@@ -264,8 +274,6 @@ async def test_a_skipping_read_does_not_read_the_compactions_the_newest_one_hold
         read = [node.get("Actual Rows", 0) * node.get("Actual Loops", 1) + node.get("Rows Removed by Filter", 0)
                 for node in ranged]
         assert len(ranged) >= 2 and max(read) <= 10, [(n["Node Type"], n.get("Index Name"), r) for n, r in zip(ranged, read, strict=True)]
-    finally:
-        await engine.dispose()
 
 
 async def test_concurrent_migrators_take_turns(postgres: EmbeddedPostgres) -> None:
@@ -630,10 +638,7 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
     goes through the (session, seq) index with the id as a filter, reading the whole session: the reads
     through an event id (a session read up to an id or after one, a stored event's JSON) must not."""
     LONG = "3f1c8a52-0d6e-4c1b-9a7e-6b2d5e8f-"
-    url = await postgres.create_database(f"no_statistics_{uuid.uuid4().hex[:8]}")
-    await migrate(url)
-    engine = create_async_engine(url)
-    try:
+    async with fresh_engine(postgres, "no_statistics") as engine:
         service = DatabaseSessionService(engine)
         await service.create_session(app_name="app", user_id="u", session_id="long")
         # Ids as long as the runtime's (uuids): with short ones the key is smaller and the planner took it anyway.
@@ -683,5 +688,3 @@ async def test_reads_through_an_event_id_take_the_key_on_a_database_without_stat
                 removed = [int(n) for n in re.findall(r"Rows Removed by Filter: (\d+)", plan)]
                 assert all(n <= 10 for n in removed), plan
                 assert "adk_events_pkey" in plan, plan
-    finally:
-        await engine.dispose()
