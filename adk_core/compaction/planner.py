@@ -54,13 +54,13 @@ def plan_compaction(
     where that would split a tool call from its response or two events on one clock tick.
     """
     last_index, last = latest_compaction(events)
-    raw = [(i, e) for i, e in enumerate(events) if e.actions.compaction is None]
-    uncovered = [e for i, e in raw if last is None or i > last_index or not last.holds(e.timestamp)]
+    uncovered = [e for i, e in enumerate(events)
+                 if e.actions.compaction is None and (last is None or i > last_index or not last.holds(e.timestamp))]
+    after_latest = events[last_index + 1:]
     chosen: list[Event] = []
-    interval = config.compaction_interval
-    if not before_model_call and interval is not None and len(_invocations(e for i, e in raw if i > last_index)) >= interval:
+    if not before_model_call and _interval_due(after_latest, config):
         chosen = _by_invocations(uncovered, config.overlap_size)
-    if not chosen and config.event_retention_size is not None and _over_token_threshold(events[last_index + 1:], config):
+    if not chosen and config.event_retention_size is not None and _over_token_threshold(after_latest, config):
         chosen = uncovered[:_retention_split(uncovered, config.event_retention_size)]
     if not chosen:
         return None
@@ -82,6 +82,13 @@ def _by_invocations(uncovered: list[Event], overlap_size: int) -> list[Event]:
         # separate them, so wait for a later invocation rather than hide a kept event.
         return []
     return chosen
+
+
+def _interval_due(after_latest: Sequence[Event], config: EventsCompactionConfig) -> bool:
+    """Whether ``compaction_interval`` invocations ran among ``after_latest`` (the events after the
+    latest compaction)."""
+    interval = config.compaction_interval
+    return interval is not None and len(_invocations(e for e in after_latest if e.actions.compaction is None)) >= interval
 
 
 def prompt_over_threshold(events: Sequence[Event], config: EventsCompactionConfig) -> bool:
@@ -163,10 +170,7 @@ def may_be_due(events: Sequence[Event], config: EventsCompactionConfig, *, whole
     if last is None and not whole_session:
         return True
     after = events[last_index + 1:]
-    interval = config.compaction_interval
-    if interval is not None and len(_invocations(e for e in after if e.actions.compaction is None)) >= interval:
-        return True
-    return _over_token_threshold(after, config)
+    return _interval_due(after, config) or _over_token_threshold(after, config)
 
 
 async def compact_events(
