@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio import activity
 
-from adk_core.errors import SessionNotFoundError
+from adk_core.errors import InvalidInputError, SessionNotFoundError
 from adk_core.flow.contents import contents_for_ref
 from adk_core.models.base import ContentsRef
 from adk_core.sessions import SessionService
@@ -63,17 +63,24 @@ class SimulatorActivities:
         event = await self.service.submit_request(
             app_name=ask.app_name, user_id=ask.user_id, adk_session_id=ask.adk_session_id,
             agent_name=ask.agent_name, turn_id=ask.turn_id, event_id=ask.request_event_id,
-            timestamp=ask.timestamp, llm_request=await self._with_history(ask.llm_request), reply_to=ask.reply_to,
+            timestamp=ask.timestamp, llm_request=await self._with_history(ask), reply_to=ask.reply_to,
             description=ask.description,
         )
         return event.session_id
 
-    async def _with_history(self, request: dict[str, Any]) -> dict[str, Any]:
-        """``request`` with the turns its ``history`` reference stands for put before its contents,
-        built as the model activity builds them (compactions stored after the reference included)."""
+    async def _with_history(self, ask: SimulatorAsk) -> dict[str, Any]:
+        """The request with the turns its ``history`` reference stands for put before its contents,
+        built as the model activity builds them (compactions stored after the reference included).
+        The reference must name the asking session: no other session's turns are read for it."""
+        request = ask.llm_request
         if "history" not in request or self.sessions is None:
             return request
         ref = ContentsRef.model_validate(request["history"])
+        if (ref.app_name, ref.user_id, ref.session_id) != (ask.app_name, ask.user_id, ask.adk_session_id):
+            raise InvalidInputError(
+                f"the request of session {ask.adk_session_id!r} refers to the history of another session "
+                f"({ref.app_name}/{ref.user_id}/{ref.session_id}); a request shows its own session's turns only"
+            )
         session = await self.sessions.get_session(app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id)
         if session is None:
             raise SessionNotFoundError(
