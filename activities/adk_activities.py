@@ -24,6 +24,7 @@ from adk_core.agents.context import InvocationContext, ReadonlyContext, ToolCont
 from adk_core.agents.llm_agent import LlmAgent
 from adk_core.app import App
 from adk_core.artifacts import ArtifactService
+from adk_core.compaction.estimate import add_prompt_estimate, wants_estimate
 from adk_core.errors import (
     AdkError,
     AlreadyExistsError,
@@ -354,6 +355,9 @@ class AdkActivities:
             metrics.model_calls.add(1, labels)
             metrics.model_duration.record(time.perf_counter() - started, labels)
             self._count_usage(responses, model.name, metrics, labels)
+            app = self.apps.get(input.app_name)
+            if wants_estimate(app.events_compaction_config if app is not None else None):
+                add_prompt_estimate(request, responses)  # as LocalRuntime.generate_content does
             telemetry.set_attributes(span, _call_result_attributes(responses))
         return c.ModelCallResult(responses=responses)
 

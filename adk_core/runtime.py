@@ -128,7 +128,12 @@ class LocalRuntime:
     async def generate_content(
         self, model: Model, request: LlmRequest, *, stream: bool, ctx: InvocationContext
     ) -> AsyncIterator[LlmResponse]:
+        from .compaction.estimate import add_prompt_estimate, wants_estimate
+
+        estimate = wants_estimate(ctx.events_compaction_config)
         async for response in model.generate_content(request, stream=stream):
+            if estimate:
+                add_prompt_estimate(request, [response])
             yield response
 
     def model_event_stamp(self, response: LlmResponse) -> tuple[str, float] | None:

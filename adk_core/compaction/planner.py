@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..errors import ConfigurationError
 from ..types import Event, EventActions, EventCompaction
 from .config import EventsCompactionConfig
+from .estimate import prompt_tokens
 
 COMPACTION_AUTHOR = "user"
 """Compaction events are not an agent's words: authored like the user's, routing (which agent
@@ -101,14 +102,15 @@ def prompt_over_threshold(events: Sequence[Event], config: EventsCompactionConfi
 
 def _over_token_threshold(after_latest: Sequence[Event], config: EventsCompactionConfig) -> bool:
     """Whether the newest model response among ``after_latest`` (the events after the latest
-    compaction) reported ``token_threshold`` prompt tokens or more. Only those count: a response
-    before the latest compaction measured a prompt that compaction has since shortened."""
+    compaction) reported ``token_threshold`` prompt tokens or more (or, reporting none, was
+    estimated at that many: estimate.py). Only those count: a response before the latest
+    compaction measured a prompt that compaction has since shortened."""
     threshold = config.token_threshold
     if threshold is None:
         return False
     for event in reversed(after_latest):
-        tokens = (event.usage_metadata or {}).get("prompt_token_count")
-        if isinstance(tokens, int):
+        tokens = prompt_tokens(event)
+        if tokens is not None:
             return tokens >= threshold
     return False
 

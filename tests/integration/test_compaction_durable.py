@@ -95,18 +95,20 @@ async def test_long_conversation_matches_in_process(durable_stack: DurableStack,
     assert all(e.id == compaction_event_id(e.invocation_id) for e in compactions)
 
 
-async def test_by_tokens_the_durable_model_sees_what_it_sees_in_process(durable_stack: DurableStack) -> None:
+@pytest.mark.parametrize("trigger", ["tokens", "estimated"])
+async def test_by_tokens_the_durable_model_sees_what_it_sees_in_process(durable_stack: DurableStack, trigger: str) -> None:
     """The token trigger under SessionWorkflow: the workflow decides from the turn's own responses
     whether the summarizing activity runs, and the summary may end mid-invocation; the model and the
-    summarizer see exactly what they see in-process, and nothing stored is lost."""
+    summarizer see exactly what they see in-process, and nothing stored is lost. ``estimated``: the
+    model reports no usage, and the model activity estimates each prompt as LocalRuntime does."""
     turns = 30
-    name = f"compaction_tokens_{uuid.uuid4().hex[:8]}"
-    app, model, summarizer = make_app(name, trigger="tokens")
+    name = f"compaction_{trigger}_{uuid.uuid4().hex[:8]}"
+    app, model, summarizer = make_app(name, trigger=trigger)
     durable_stack.register(app)
     for n in range(1, turns + 1):
         result = await durable_stack.client.send(app.name, "user", "s", question(n))
         assert result.final_text.startswith(f"After {n} comes {n + 1}")
-    local_app, local_model, local_summarizer = make_app(name, trigger="tokens")
+    local_app, local_model, local_summarizer = make_app(name, trigger=trigger)
     await converse_in_process(local_app, turns)
     expected = len(local_summarizer.requests)
     assert expected >= turns // 8
@@ -150,23 +152,28 @@ async def test_by_tokens_a_summary_ending_inside_an_agentic_turn_is_the_same_dur
     assert len(compactions) == len(local_compactions)
 
 
-@pytest.mark.parametrize("workflow", ["conversation", "one-shot"])
+@pytest.mark.parametrize("workflow", ["conversation", "one-shot", "conversation-estimated"])
 async def test_a_long_invocation_is_compacted_before_its_model_calls_durably(
     durable_stack: DurableStack, workflow: str
 ) -> None:
     """One turn of 30 tool rounds (SessionWorkflow, or AgentRunWorkflow, which loads a short tail):
     the workflow sees its own calls' prompt tokens, summarizes through the activity before the next
     call, and stores the compaction event under the call's id; the model and the summarizer see
-    what they see in-process."""
+    what they see in-process. ``conversation-estimated``: the model reports no usage; the model
+    activity's estimates (tool call ids left out, which each runtime draws afresh) trip it alike."""
     name = f"compaction_long_turn_{uuid.uuid4().hex[:8]}"
-    app, model, summarizer = agentic_app(name, steps=30, token_threshold=900, keep=3)
+    reports_usage = workflow != "conversation-estimated"
+    threshold = 900 if reports_usage else 500  # the estimate counts the JSON's values, not its keys
+    app, model, summarizer = agentic_app(name, steps=30, token_threshold=threshold, keep=3, reports_usage=reports_usage)
     durable_stack.register(app)
-    if workflow == "conversation":
+    if workflow.startswith("conversation"):
         final_text = (await durable_stack.client.send(app.name, "user", "s", "do the work")).final_text
     else:
         final_text = (await durable_stack.client.run_once(app.name, "user", "s", "do the work")).final_text
     assert final_text == "finished"
-    local_app, local_model, local_summarizer = agentic_app(name, steps=30, token_threshold=900, keep=3)
+    local_app, local_model, local_summarizer = agentic_app(
+        name, steps=30, token_threshold=threshold, keep=3, reports_usage=reports_usage
+    )
     await InMemoryRunner(app=local_app).run("do the work", session_id="s")
 
     assert len(model.requests) == 31

@@ -63,7 +63,8 @@ def make_app(
     ``edit_contents`` adds a before-model callback that edits the newest content, as a callback
     may: the durable runtime then sends the loaded events by value, only older ones by reference.
     ``trigger="tokens"``: compaction by ``TOKEN_THRESHOLD`` prompt tokens, keeping ``RETAINED`` events,
-    instead of every ``INTERVAL`` invocations."""
+    instead of every ``INTERVAL`` invocations; ``trigger="estimated"``: the same, by a model that
+    reports no usage, so the runtime's estimate of each prompt trips it."""
     model = ScriptedModel(answer_counting_tokens if trigger == "tokens" else answer, name="agent-model")
     summarizer_model = ScriptedModel(summarize, name="summarizer-model")
     agent = LlmAgent(
@@ -74,7 +75,7 @@ def make_app(
     config = (
         None if not compaction
         else EventsCompactionConfig(summarizer=summarizer, token_threshold=TOKEN_THRESHOLD, event_retention_size=RETAINED)
-        if trigger == "tokens"
+        if trigger in ("tokens", "estimated")
         else EventsCompactionConfig(INTERVAL, OVERLAP, summarizer=summarizer)
     )
     return App(name=name, root_agent=agent, events_compaction_config=config), model, summarizer_model
@@ -107,9 +108,12 @@ def steps_done(request: LlmRequest) -> int:
     return 0
 
 
-def agentic_app(name: str, *, steps: int = STEPS, token_threshold: int = 900, keep: int = 3) -> tuple[App, ScriptedModel, ScriptedModel]:
+def agentic_app(
+    name: str, *, steps: int = STEPS, token_threshold: int = 900, keep: int = 3, reports_usage: bool = True
+) -> tuple[App, ScriptedModel, ScriptedModel]:
     """Each turn runs ``steps`` tool rounds, then answers; the model reports a prompt token per 4
-    characters of the request's JSON, and the token trigger keeps ``keep`` events."""
+    characters of the request's JSON (unless not ``reports_usage``: the runtime estimates them), and
+    the token trigger keeps ``keep`` events."""
 
     def work(request: LlmRequest) -> LlmResponse:
         done = steps_done(request)
@@ -117,7 +121,8 @@ def agentic_app(name: str, *, steps: int = STEPS, token_threshold: int = 900, ke
             role="model", parts=[Part.from_function_call("step", {"n": done})]
         )
         size = sum(len(c.model_dump_json()) for c in request.contents) + len(request.config.system_instruction or "")
-        return LlmResponse(content=content, turn_complete=True, usage_metadata=UsageMetadata(prompt_token_count=size // 4))
+        usage = UsageMetadata(prompt_token_count=size // 4) if reports_usage else None
+        return LlmResponse(content=content, turn_complete=True, usage_metadata=usage)
 
     model = ScriptedModel(work, name="agentic-model")
     summarizer_model = ScriptedModel(lambda r: f"summary of {len(r.contents)} contents", name="summarizer-model")
