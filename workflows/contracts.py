@@ -121,11 +121,19 @@ class TurnOutcome(BaseModel):
         return _kept_after(self.failed_events, self.failed_events_omitted, after)
 
 
+class TurnFailure(BaseModel):
+    error_type: str | None = None
+    error_message: str | None = None
+
+
 class CarriedTurns(BaseModel):
     done: dict[str, str] = Field(default_factory=dict)
     """message id -> invocation id of recent turns (bounded), for idempotency across runs."""
     outcomes: list[TurnOutcome] = Field(default_factory=list)
     """The last few turns in full."""
+    failed: dict[str, TurnFailure] = Field(default_factory=dict)
+    """message id -> why its turn failed, for recent failed turns (bounded): a failed message sent
+    again gets its failure, as within one run, instead of a second turn."""
     queued: list[SendMessage] = Field(default_factory=list)
     """Messages not yet run, handed over when the conversation moves to a new worker version
     (docs/versioning.md): they run on the new version, in order."""

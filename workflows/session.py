@@ -63,6 +63,7 @@ with workflow.unsafe.imports_passed_through():
         SendMessage,
         SessionWorkflowInput,
         TurnContinuation,
+        TurnFailure,
         TurnOutcome,
         TurnQuery,
         TurnResult,
@@ -78,6 +79,10 @@ KEEP_OUTCOMES = 200
 following queued turns."""
 KEEP_DONE_IDS = 2000
 """Message ids remembered (with their invocation id) for idempotency."""
+KEEP_FAILED_IDS = 200
+"""Ids of failed turns remembered (with why), across runs, so a failed message sent again is not run again."""
+FAILURE_MESSAGE_CHARS = 1000
+"""How much of a remembered failure's message is kept (the next run's input is one payload)."""
 CARRY_OUTCOMES = 4
 """Finished turns handed in full to the next run at continue-as-new (the rest by id only): the
 newest few, which a client following a turn may still ask about. A repeated message whose turn
@@ -103,6 +108,12 @@ COMPACT_AFTER_REPLY_PATCH = "compact-after-the-reply"
 """A compacting app's turn answers its sender before the compaction it makes due is written (the
 next message waits for it). Asked only by apps that compact; a history recorded before, which
 wrote the compaction first, replays that way."""
+REMEMBER_FAILED_PATCH = "remember-failed-turns"
+"""A failed turn's message id is remembered beside the done ones and carried at continue-as-new
+(asked only when a turn fails): a history recorded before kept it among the outcomes alone."""
+REPLY_WAITS_FOR_LOAD_PATCH = "reply-waits-for-load"
+"""A reply signalled before the run loaded its session waits for the load, then is checked (asked
+only then): a history recorded before refused it as "still loading"."""
 HANDLERS_GRACE = timedelta(seconds=10)
 """How long a cancelled conversation waits for its update handlers to answer their senders, and for
 a long turn's child, cancelled with it, to store what it made (_cancellable_long_turn)."""
@@ -224,10 +235,13 @@ class SessionWorkflow:
         self._turn_events: list[Event] = []
         self._outcomes = KeptOutcomes(KEEP_OUTCOMES)
         self._done: OrderedDict[str, str] = OrderedDict()
+        self._failed: OrderedDict[str, TurnFailure] = OrderedDict()
+        self._early_replies: list[Reply] = []  # signalled before the session was loaded
         self._turns = 0
         self._idle: IdleClock | None = None
         carried = input.carried or CarriedTurns()
         self._done.update(carried.done)
+        self._failed.update(carried.failed)
         for outcome in carried.outcomes:
             self._outcomes.add(outcome)
         self._queue.extend(carried.queued)
@@ -240,6 +254,9 @@ class SessionWorkflow:
         assert invoker is not None  # set whenever there is no refusal
         await invoker.load(create=True, initial_state=input.initial_state)
         self._loaded = True
+        early, self._early_replies = self._early_replies, []
+        for reply in early:
+            self.queue_reply(reply)
         carried = input.carried
         idle = self._idle = IdleClock(
             timedelta(seconds=input.idle_timeout_seconds), one_timer=workflow.patched(IDLE_CLOCK_PATCH),
@@ -363,6 +380,8 @@ class SessionWorkflow:
             outcome.error_type, outcome.error_message = failure_type(e), failure_message(e)
             outcome.failed_events, outcome.failed_events_omitted = bounded_tail(self._turn_events)
             log_warning(f"turn {message_id} failed: {outcome.error_type}: {outcome.error_message}")
+            if workflow.patched(REMEMBER_FAILED_PATCH):
+                self._remember_failure(message_id, outcome)
         except asyncio.CancelledError:
             # The sender hears why before the run ends cancelled (run() waits for the handlers):
             # from invoke() (the turn's events and why are stored by then), or from what
@@ -417,12 +436,21 @@ class SessionWorkflow:
         while len(self._done) > KEEP_DONE_IDS:
             self._done.popitem(last=False)
 
+    def _remember_failure(self, message_id: str, outcome: TurnOutcome) -> None:
+        message = outcome.error_message
+        if message is not None and len(message) > FAILURE_MESSAGE_CHARS:
+            message = message[: FAILURE_MESSAGE_CHARS - 1] + "…"
+        self._failed[message_id] = TurnFailure(error_type=outcome.error_type, error_message=message)
+        while len(self._failed) > KEEP_FAILED_IDS:
+            self._failed.popitem(last=False)
+
     def _keep(self, outcome: TurnOutcome, result_json: bytes | None = None) -> None:
         self._outcomes.add(outcome, result_json)
 
     def _carry(self) -> CarriedTurns:
         # The newest outcomes, within a byte budget: the next run's input is one payload.
-        return CarriedTurns(done=dict(self._done), outcomes=self._outcomes.newest(CARRY_OUTCOMES, CARRY_BYTES))
+        return CarriedTurns(done=dict(self._done), failed=dict(self._failed),
+                            outcomes=self._outcomes.newest(CARRY_OUTCOMES, CARRY_BYTES))
 
     # --- messages -----------------------------------------------------------------------------
     def _message_id(self, message: SendMessage) -> str:
@@ -435,6 +463,7 @@ class SessionWorkflow:
         return (
             message_id in self._outcomes
             or message_id in self._done
+            or message_id in self._failed
             or (self._running is not None and self._running.message_id == message_id)
             or any(m.message_id == message_id for m in self._queue)
         )
@@ -447,7 +476,14 @@ class SessionWorkflow:
 
     async def _send(self, message: SendMessage) -> TurnResult:
         message_id = self._enqueue(message)
-        await workflow.wait_condition(lambda: message_id in self._outcomes or message_id in self._done)
+        await workflow.wait_condition(
+            lambda: message_id in self._outcomes or message_id in self._done or message_id in self._failed
+        )
+        if message_id not in self._outcomes and message_id in self._failed:
+            # A repeat of a failed turn this run no longer holds in full: the same failure.
+            failure = self._failed[message_id]
+            raise ApplicationError(failure.error_message or "the turn failed", type=failure.error_type,
+                                   non_retryable=True)  # fmt: skip
         if message_id not in self._outcomes and self._invoker is not None:
             # A repeat of a turn whose full result this run no longer holds: read it back.
             return await self._stored_result(self._invoker, message_id)
@@ -480,6 +516,11 @@ class SessionWorkflow:
     def queue_reply(self, reply: Reply) -> None:
         """A reply by signal (see queue_message); one that cannot be accepted is recorded as a
         failed turn under its reply id, for the client following it."""
+        if not self._loaded and not self._refusal and workflow.patched(REPLY_WAITS_FOR_LOAD_PATCH):
+            # The conversation starts again on this reply: it is checked against what the session
+            # waits for once loaded (run() hands it back here).
+            self._early_replies.append(reply)
+            return
         reply_id = reply.reply_id or str(workflow.uuid4())
         if self._is_known(reply_id):
             return  # a repeated signal: the first one's turn stands
@@ -525,6 +566,14 @@ class SessionWorkflow:
     @workflow.update
     async def reply(self, reply: Reply) -> TurnResult:
         """Answer a pending confirmation or long-running tool; the conversation continues."""
+        if not self._loaded:
+            # Accepted before the session was loaded (a conversation that went idle starts again
+            # on its reply): checked now against what the session waits for.
+            await workflow.wait_condition(lambda: self._loaded)
+            if not (reply.reply_id and self._is_known(reply.reply_id)):
+                reason = self._reply_refusal(reply)
+                if reason:
+                    _reject(reason)
         reply_id = reply.reply_id or self._message_id(SendMessage(message=Content(role="user")))
         if self._is_known(reply_id):
             return await self._send(SendMessage(message=Content(role="user"), message_id=reply_id))
@@ -535,6 +584,10 @@ class SessionWorkflow:
     def _check_reply(self, reply: Reply) -> None:
         if reply.reply_id and self._is_known(reply.reply_id):
             return  # a repeat: the handler returns the first reply's result
+        if self._refusal:
+            _reject(self._refusal)
+        if not self._loaded:
+            return  # what the session waits for is not known yet: the handler checks once it is
         reason = self._reply_refusal(reply)
         if reason:
             _reject(reason)
@@ -588,6 +641,9 @@ class SessionWorkflow:
             events, first = outcome.failed_events_after(query.after)
             return TurnStatus(state="failed", events=events, first=first, error_type=outcome.error_type,
                               error_message=outcome.error_message)  # fmt: skip
+        failure = self._failed.get(message_id)
+        if failure is not None:
+            return TurnStatus(state="failed", error_type=failure.error_type, error_message=failure.error_message)
         if message_id in self._done:
             # Done in an earlier run; its events are in the store, which a query cannot read: no
             # result here, and the client asks again by update (send_message reads them back).

@@ -216,8 +216,9 @@ LOAD_WAIT_SECONDS = 20.0
 async def send_reply(connection: Connection, user: str, session: str, call_id: str,
                      response: dict[str, Any]) -> TurnResult:  # fmt: skip
     """Answer a request. A conversation whose workflow is not running (after an embedded run, or
-    once idle) starts again on the reply and refuses replies until it has loaded its session
-    (workflows/session.py, _reply_refusal): that refusal is retried, the same reply id each time."""
+    once idle) starts again on the reply; workers from before the reply waited for the session's
+    load (workflows/session.py, REPLY_WAITS_FOR_LOAD_PATCH) refuse it as still loading: that refusal
+    is retried, the same reply id each time."""
     import time
     import uuid
 

@@ -8,13 +8,20 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, Interceptor, OutboundInterceptor, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    Interceptor,
+    OutboundInterceptor,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+)
 
 from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel, ToolContext
 from adk_core.errors import InvalidInputError
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
-from adkt.client import AdkClient
+from adk_temporal.workflows.contracts import Reply
+from adkt.client import AdkClient, MessageRejectedError
 from tests.integration.conftest import DurableStack
 
 pytestmark = pytest.mark.integration
@@ -213,3 +220,62 @@ async def test_a_renewal_time_below_zero_is_refused_with_how_to_fix_it(durable_s
     with pytest.raises(WorkflowFailureError) as failed:
         await asyncio.wait_for(handle.result(), timeout=20)
     assert "renew_idle_run_after_seconds is 0.0; give the seconds" in str(failed.value.cause)
+
+
+def _confirming_banker(durable_stack: DurableStack) -> tuple[App, list[int]]:
+    transfers: list[int] = []
+
+    def transfer_money(amount: int) -> dict:
+        """Send money."""
+        transfers.append(amount)
+        return {"sent": amount}
+
+    def script(request: LlmRequest) -> Any:
+        done = tool_responses_this_turn(request)
+        return text_response(f"result: {done[-1]}") if done else function_call_response("transfer_money", {"amount": 50})
+
+    agent = LlmAgent(name="banker", model=ScriptedModel(script),
+                     tools=[FunctionTool(transfer_money, require_confirmation=True)])
+    return durable_stack.register(App(name=f"idle_reply_{uuid.uuid4().hex[:6]}", root_agent=agent)), transfers
+
+
+async def _asked_then_idle(client: AdkClient, app: App) -> str:
+    """Ask for a confirmation, then wait past the idle timeout: the conversation's workflow ends."""
+    asked = await client.send(app.name, "u1", "s1", "send 50")
+    assert asked.events[-1].long_running_tool_ids
+    (request,) = await client.pending(app.name, "u1", "s1")
+    handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+    async with asyncio.timeout(20):
+        while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await asyncio.sleep(0.1)
+    return request.call_id
+
+
+@pytest.mark.parametrize("by", ["update", "signal"])
+async def test_a_reply_after_the_conversation_went_idle_is_taken(durable_stack: DurableStack, by: str) -> None:
+    """A person answers a confirmation after the idle timeout ended the workflow: the reply starts
+    the conversation again and is checked once the session is loaded, not refused for loading
+    (``signal``: the way a client queues when the conversation has too many updates in flight)."""
+    app, transfers = _confirming_banker(durable_stack)
+    client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=1)
+    call_id = await _asked_then_idle(client, app)
+    if by == "update":
+        answered = await client.reply(app.name, "u1", "s1", call_id, {"confirmed": True})
+    else:
+        reply = Reply(call_id=call_id, response={"confirmed": True}, reply_id="r-1")
+        await client._signal("queue_reply", reply, app.name, "u1", "s1", None)
+        handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+        async with asyncio.timeout(30):
+            followed = await client._follow(handle, "r-1")
+        assert followed is not None
+        answered = followed
+    assert answered.final_text == "result: {'sent': 50}" and transfers == [50]
+
+
+async def test_a_reply_to_nothing_pending_after_idle_is_refused_with_the_reason(durable_stack: DurableStack) -> None:
+    app, transfers = _confirming_banker(durable_stack)
+    client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, idle_timeout_seconds=1)
+    await _asked_then_idle(client, app)
+    with pytest.raises(MessageRejectedError, match="no-such-call"):
+        await client.reply(app.name, "u1", "s1", "no-such-call", {"confirmed": True})
+    assert transfers == []

@@ -229,3 +229,47 @@ async def test_a_turn_followed_by_query_after_continue_as_new_is_read_back_in_fu
     again = await client.send(app.name, "u1", "s1", "message 0", message_id="f-0")
     assert again.final_text == "heard message 0; history 1"
     assert len(seen) == 13  # read back, not run again
+
+
+async def test_a_failed_message_sent_again_after_continue_as_new_fails_the_same_and_runs_once(
+    durable_stack: DurableStack,
+) -> None:
+    """A failed turn's id is remembered with why it failed and carried to the next runs: sent again
+    (a client retrying its request) it gets the first failure, by update and by query, and its tool
+    does not run a second time."""
+    calls: list[str] = []
+
+    def lookup(q: str) -> dict:
+        """Look something up."""
+        calls.append(q)
+        return {"found": q}
+
+    def script(request: LlmRequest) -> Any:
+        texts = [p.text for c in request.contents if c.role == "user" for p in c.parts if p.text]
+        return function_call_response("lookup", {"q": texts[-1]}) if texts[-1] == "look" else text_response("ok")
+
+    agent = LlmAgent(name="a", model=ScriptedModel(script), tools=[FunctionTool(lookup)])
+    app = durable_stack.register(App(name=f"failrepeat_{uuid.uuid4().hex[:6]}", root_agent=agent))
+    client = durable_stack.client
+    workflow_id = session_workflow_id(app.name, "u1", "s1")
+    await client.client.start_workflow(
+        SessionWorkflow.run,
+        SessionWorkflowInput(app_name=app.name, user_id="u1", session_id="s1", max_turns_per_run=2),
+        id=workflow_id, task_queue=durable_stack.task_queue,
+    )
+    # The turn needs two model calls and may make one: it fails (LlmCallsLimitExceededError).
+    with pytest.raises(TurnFailedError) as first:
+        await client.send(app.name, "u1", "s1", "look", message_id="m-look", max_llm_calls=1)
+    for i in range(2 * CARRY_OUTCOMES + 2):  # continue-as-new until m-look's outcome is no longer carried
+        await client.send(app.name, "u1", "s1", f"hello {i}")
+    with pytest.raises(TurnFailedError) as again:
+        await client.send(app.name, "u1", "s1", "look", message_id="m-look", max_llm_calls=1)
+    assert str(again.value) == str(first.value)
+    status = await client.client.get_workflow_handle(workflow_id).query(
+        SessionWorkflow.turn, TurnQuery(message_id="m-look"), result_type=TurnStatus
+    )
+    assert status.state == "failed" and status.error_message and "llm" in status.error_message.lower()
+    assert calls == ["look"]
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None
+    assert sum(1 for e in stored.events if e.author == "user" and e.text == "look") == 1
