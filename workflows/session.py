@@ -427,9 +427,15 @@ class SessionWorkflow:
             result = await workflow.execute_child_workflow(
                 AgentRunWorkflow.run, child_input, id=child_id, static_summary=summary
             )
-        self._turn_events.extend(result.events)
         await invoker.load(create=False, initial_state=None)  # the child stored the rest of the turn
-        return result.invocation_id, result.events_omitted - continuation.events_before
+        if result.events_omitted == continuation.events_before:
+            self._turn_events.extend(result.events)  # the child's events follow this run's: no gap
+            return result.invocation_id, 0
+        # The child left events out (it continued as new, or its result was over budget): those sit
+        # between this run's events and the child's, so the turn's result holds the child's newest
+        # events alone and counts everything before them as left out, the oldest first.
+        self._turn_events[:] = result.events
+        return result.invocation_id, result.events_omitted
 
     def _remember(self, message_id: str, invocation_id: str) -> None:
         self._done[message_id] = invocation_id

@@ -61,6 +61,8 @@ async def test_a_turn_of_many_tool_calls_stays_within_temporals_limits(
     assert [r.response for e in stored.events for r in e.function_responses()] == [{"done": i} for i in range(CALLS)]
     assert result.events[-1].text == f"done after {CALLS}"
     assert result.events_omitted + len(result.events) == 2 * CALLS + 1  # every event but the user's, counted
+    # The events left out are the oldest: the result holds the turn's newest, in order, none twice.
+    assert [e.id for e in result.events] == [e.id for e in stored.events[1 + result.events_omitted:]]
 
     client = durable_stack.client.client
     conversation = session_workflow_id(app.name, "u1", "s1")
@@ -91,3 +93,23 @@ async def test_a_long_turn_failing_in_its_child_says_why(durable_stack: DurableS
     assert "max_llm_calls" in failed.value.reason and "Child Workflow" not in str(failed.value)
     stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
     assert stored is not None and stored.events[-1].error_code == "LlmCallsLimitExceededError"
+
+
+async def test_streaming_a_long_turn_yields_each_event_once_in_order(
+    durable_stack: DurableStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client streaming a turn whose child continued as new is given each event once, in the
+    store's order (the events the result leaves out are skipped, not repeated)."""
+    monkeypatch.setattr(agent_run, "TURN_HISTORY_EVENTS", 600)
+    monkeypatch.setattr(session, "TURN_HISTORY_EVENTS", 600)
+    app = durable_stack.register(App(
+        name=f"long_stream_{uuid.uuid4().hex[:6]}",
+        root_agent=LlmAgent(name="worker", model=ScriptedModel(_script(200)), tools=[step]),
+    ))
+    streamed = [e async for e in durable_stack.client.stream(app.name, "u1", "s1", "go")]
+    assert streamed[-1].text == "done after 200"
+    stored = await durable_stack.sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+    assert stored is not None
+    order = {e.id: i for i, e in enumerate(stored.events)}
+    positions = [order[e.id] for e in streamed]
+    assert positions == sorted(set(positions)), "an event streamed twice or out of order"
