@@ -7,6 +7,7 @@ in memory or in Postgres (``adk_core.simulator.sql``).
 """
 
 from .errors import (
+    AskerGoneError,
     NotHeadOfQueueError,
     SessionCompletedError,
     SimulatorConflictError,
@@ -43,6 +44,7 @@ from .store import InMemorySimulatorStore, SimulatorStore
 
 __all__ = [
     "WAIT_KIND",
+    "AskerGoneError",
     "Decision",
     "Deliver",
     "FunctionCallDecision",

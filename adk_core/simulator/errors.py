@@ -9,6 +9,7 @@
         │                               function call that its tool's schema refuses)
         ├── SimulatorConflictError      the value is fine but the session's state refuses it -> HTTP 409
         │   ├── SessionCompletedError   the session is completed; it takes nothing more
+        │   ├── AskerGoneError          the run that asked has ended: its request is closed
         │   ├── NotHeadOfQueueError     only the oldest pending request may be answered
         │   └── TurnAlreadyAnsweredError a turn has at most one response
         └── SimulatorDeliveryTimeoutError no worker took a decision for a durable run in time -> HTTP 504
@@ -40,6 +41,11 @@ class SimulatorConflictError(SimulatorError):
 
 class SessionCompletedError(SimulatorConflictError):
     pass
+
+
+class AskerGoneError(SimulatorConflictError):
+    """Nobody waits for the request any more (the run that asked was cancelled or ended). The
+    service closes the request (``abandoned_response``) so the ones behind it can be answered."""
 
 
 class NotHeadOfQueueError(SimulatorConflictError):

@@ -24,7 +24,7 @@ from ..plugins.base import BasePlugin
 from ..types import REQUEST_CONFIRMATION_FUNCTION, Event
 from . import rules
 from .errors import SimulatorInputError
-from .models import SessionView, request_payload, to_llm_response
+from .models import SessionView, is_abandoned, request_payload, to_llm_response
 from .plugin import SimulatorPlugin
 from .service import SimulatorService
 
@@ -79,8 +79,8 @@ def export_view(view: SessionView) -> SimulatorExport:
         for call, call_id in calls:  # the results this agent saw for its earlier calls
             if call.response is None and call.agent_name == turn.agent_name:
                 call.response = results.get(call_id or "") or results.get(call.name)
-        if turn.response is None:
-            continue
+        if turn.response is None or is_abandoned(turn.response.llm_response):
+            continue  # pending, or closed unanswered (the run that asked was gone)
         response = turn.response.llm_response or {}
         answers.setdefault(turn.agent_name, []).append(response)
         for part in _parts(response):

@@ -18,6 +18,21 @@ SessionStatus = Literal["active", "completed"]
 PayloadType = Literal["request", "response"]
 
 
+ABANDONED_KEY = "adk_abandoned"
+"""The key of the response that closes a request whose asker is gone (``abandoned_response``)."""
+
+
+def abandoned_response(reason: str) -> dict[str, Any]:
+    """The response stored for a request nobody waits for any more (the run that asked was cancelled
+    or ended): it takes the request out of the queue, so the requests behind it can be answered.
+    Not an answer: exports leave it out, and a person cannot submit one."""
+    return {ABANDONED_KEY: reason}
+
+
+def is_abandoned(response: dict[str, Any] | None) -> bool:
+    return isinstance(response, dict) and ABANDONED_KEY in response
+
+
 class SimulatorSession(BaseModel):
     """A run of conversations played by a person. One per ADK session the plugin serves."""
 

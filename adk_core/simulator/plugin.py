@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -54,7 +56,14 @@ class LocalChannel:
             agent_name=ask.agent_name, turn_id=ask.turn_id, event_id=ask.request_event_id,
             timestamp=ask.timestamp, llm_request=ask.llm_request, description=ask.description,
         )
-        response = await decided
+        try:
+            response = await decided
+        except asyncio.CancelledError:
+            # The run gave up waiting (cancelled, timed out): close the request, or it would head its
+            # session's queue for good and no later request of the session could be answered.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.service.abandon(request, "the run that asked was cancelled"))
+            raise
         await self.service.record_response(
             session_id=request.session_id, turn_id=ask.turn_id, event_id=ask.response_event_id,
             timestamp=ctx.runtime.now(), agent_name=ask.agent_name, llm_response=response,

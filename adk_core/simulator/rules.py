@@ -17,7 +17,7 @@ from .errors import (
     SimulatorInputError,
     TurnAlreadyAnsweredError,
 )
-from .models import SessionEvent, SimulatorSession, function_declarations
+from .models import SessionEvent, SimulatorSession, function_declarations, is_abandoned
 
 MAX_DESCRIPTION = 500
 MAX_AGENT_NAME = 100
@@ -80,7 +80,7 @@ def check_event(event: SessionEvent) -> None:
         raise SimulatorInputError("event_id is empty; give every event a unique id")
     if (event.llm_request is None) == (event.llm_response is None):
         raise SimulatorInputError("an event carries exactly one of llm_request and llm_response")
-    if event.llm_response is not None:
+    if event.llm_response is not None and not is_abandoned(event.llm_response):
         check_response_shape(event.llm_response)
 
 

@@ -13,9 +13,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..runtime import wall_clock
 from . import rules
-from .errors import SimulatorConflictError
-from .models import Decision, ReplyTo, SessionEvent, SessionSummary, SessionView, Turn
+from .errors import AskerGoneError, SimulatorConflictError
+from .models import Decision, ReplyTo, SessionEvent, SessionSummary, SessionView, Turn, abandoned_response
 from .store import InMemorySimulatorStore, SimulatorStore
 
 Deliver = Callable[[SessionEvent, dict[str, Any]], Awaitable[None]]
@@ -101,13 +102,30 @@ class SimulatorService:
                 raise SimulatorConflictError(f"turn {turn_id} was already answered; its response is being stored")
             future.set_result(response)
             return response
-        if head.reply_to is not None and head.reply_to.workflow_id and self.deliver is not None:
-            await self.deliver(head, response)
+        if head.reply_to is not None and head.reply_to.workflow_id:
+            if self.deliver is None:
+                raise SimulatorConflictError(
+                    f"turn {turn_id} waits in workflow {head.reply_to.workflow_id!r}, and this server has no "
+                    "Temporal client to reach it: serve the simulator with `adkt sim`"
+                )
+            try:
+                await self.deliver(head, response)
+            except AskerGoneError as gone:
+                await self.abandon(head, str(gone))
+                raise AskerGoneError(f"{gone}; the request is closed, answer the next one") from None
             return response
-        where = f"workflow {head.reply_to.workflow_id!r}" if head.reply_to and head.reply_to.workflow_id else "this process"
-        raise SimulatorConflictError(
-            f"no agent is waiting for turn {turn_id} in {where}: an in-process run that asked has ended, or "
-            "this server has no Temporal client to reach a durable run (serve it with `adkt sim`)"
+        # In-process, the run that asked registers its waiter before the request is visible: none
+        # now means that run has ended (cancelled, timed out) without closing the request.
+        reason = f"no agent is waiting for turn {turn_id}: the in-process run that asked has ended"
+        await self.abandon(head, reason)
+        raise AskerGoneError(f"{reason}; the request is closed, answer the next one")
+
+    async def abandon(self, request: SessionEvent, reason: str) -> None:
+        """Close ``request``, which nobody waits for any more, with ``abandoned_response(reason)``:
+        the requests behind it in its session's queue can then be answered. A repeat stores nothing."""
+        await self.record_response(
+            session_id=request.session_id, turn_id=request.turn_id, event_id=f"{request.event_id}/abandoned",
+            timestamp=wall_clock(), agent_name=request.agent_name, llm_response=abandoned_response(reason),
         )
 
     async def complete(self, session_id: str) -> None:

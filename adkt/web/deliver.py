@@ -20,7 +20,13 @@ from typing import Any
 from temporalio.client import Client, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
-from adk_core.simulator import Deliver, SessionEvent, SimulatorConflictError, SimulatorDeliveryTimeoutError
+from adk_core.simulator import (
+    AskerGoneError,
+    Deliver,
+    SessionEvent,
+    SimulatorConflictError,
+    SimulatorDeliveryTimeoutError,
+)
 from adk_temporal.workflows._simulator import SUBMIT_DECISION, SimulatorDecision
 
 DELIVER_TIMEOUT = timedelta(seconds=20)
@@ -59,9 +65,8 @@ def temporal_deliver(client: Client, *, timeout: timedelta = DELIVER_TIMEOUT) ->
             ) from None
         except RPCError as e:
             if e.status == RPCStatusCode.NOT_FOUND:
-                raise SimulatorConflictError(
-                    f"the run that asked (workflow {workflow_id!r}) is no longer running; "
-                    "its request cannot be answered"
+                raise AskerGoneError(
+                    f"the run that asked (workflow {workflow_id!r}) is no longer running"
                 ) from None
             raise
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from adk_core.simulator import ReplyTo, SimulatorDeliveryTimeoutError, SimulatorService
+from adk_core.simulator import AskerGoneError, ReplyTo, SimulatorDeliveryTimeoutError, SimulatorService
 from adkt.client import connect
 from adkt.embedded import TemporalDevServer
 from adkt.web.app import create_app
@@ -49,3 +49,22 @@ async def test_a_decision_for_a_run_with_no_worker_times_out_and_stays_pending(t
         assert answer.json()["error"] == "SimulatorDeliveryTimeoutError"
     finally:
         await handle.terminate("test over")
+
+
+async def test_a_decision_for_a_run_that_ended_closes_its_request(temporal_server: TemporalDevServer) -> None:
+    """The run that asked ended without an answer (cancelled, terminated): the person hears so, the
+    request is closed, and the request behind it becomes the head instead of waiting for good."""
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace)
+    workflow_id = f"sim-ended-{uuid.uuid4().hex[:8]}"
+    handle = await client.start_workflow("AgentRunWorkflow", {}, id=workflow_id, task_queue=f"nobody-{uuid.uuid4().hex[:8]}")
+    await handle.terminate("the run ended before anyone answered")
+    service = SimulatorService(deliver=temporal_deliver(client, timeout=timedelta(seconds=5)))
+    common = {"app_name": "a", "user_id": "u", "adk_session_id": "s", "agent_name": "weather",
+              "llm_request": {"contents": []}, "reply_to": ReplyTo(workflow_id=workflow_id)}
+    orphan, next_turn = str(uuid.uuid4()), str(uuid.uuid4())
+    request = await service.submit_request(turn_id=orphan, event_id=str(uuid.uuid4()), timestamp=time.time(), **common)
+    await service.submit_request(turn_id=next_turn, event_id=str(uuid.uuid4()), timestamp=time.time(), **common)
+    with pytest.raises(AskerGoneError, match="no longer running.*closed"):
+        await service.submit_decision(request.session_id, orphan, {"text": "too late"})
+    view = await service.view(request.session_id)
+    assert view.head is not None and view.head.turn_id == next_turn

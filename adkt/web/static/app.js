@@ -234,6 +234,9 @@ function composer(view, onSent) {
 
 // --- pages --------------------------------------------------------------------------------------------
 function responseView(event) {
+  // A request closed unanswered because the run that asked was gone (adk_core.simulator.abandoned_response).
+  const abandoned = event.llm_response?.adk_abandoned;
+  if (abandoned) return h("div", { class: "muted", "data-testid": "abandoned" }, `Closed unanswered: ${abandoned}`);
   const content = event.llm_response?.candidates?.[0]?.content || { parts: [] };
   return h("div", {}, (content.parts || []).map((p) => partView(p, "markdown")));
 }
