@@ -123,6 +123,14 @@ class EvalSuiteRunResult(EvalSuiteResult):
     continued_as_new: int = 0
     """How many times the suite continued as new."""
 
+    @property
+    def passed(self) -> bool:
+        """Every case ran and passed. With results omitted, ``results`` holds only the first cases, so
+        the summary (it counts every case: the stored run's status comes from the same counts) decides
+        too: a failing case past MAX_RESULTS_INLINE must fail the suite (and the CLI's exit code)."""
+        counts = self.summary
+        return super().passed and (not self.results_omitted or 0 < counts.passed == counts.total)
+
 
 class EvalProgress(BaseModel):
     """The ``progress`` query of EvalSuiteWorkflow: trials, not cases."""

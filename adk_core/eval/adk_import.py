@@ -218,9 +218,22 @@ def _recorded_mocks(turns: Sequence[Any]) -> dict[str, ToolMock]:
     recorded: dict[str, list[tuple[dict[str, Any], Any]]] = {}
     for turn in turns:
         intermediate = _get(turn, "intermediate_data")
-        calls = {u.get("id"): dict(u.get("args") or {}) for u in _get(intermediate, "tool_uses") or []}
+        uses = _get(intermediate, "tool_uses") or []
+        by_id = {u["id"]: dict(u.get("args") or {}) for u in uses if u.get("id")}
+        by_tool: dict[str, list[dict[str, Any]]] = {}
+        for u in uses:
+            by_tool.setdefault(u["name"], []).append(dict(u.get("args") or {}))
+        answered: dict[str, int] = {}
         for response in _get(intermediate, "tool_responses") or []:
-            recorded.setdefault(response["name"], []).append((calls.get(response.get("id"), {}), response.get("response")))
+            name = response["name"]
+            nth = answered[name] = answered.get(name, -1) + 1
+            args = by_id.get(response.get("id"))
+            if args is None:
+                # The id is optional (hand-written sets omit it): the n-th response of a tool in the
+                # turn answers its n-th call, rather than every response taking one call's arguments.
+                same_tool = by_tool.get(name, [])
+                args = same_tool[nth] if nth < len(same_tool) else {}
+            recorded.setdefault(name, []).append((args, response.get("response")))
     return {name: _replay(pairs) for name, pairs in recorded.items()}
 
 

@@ -110,10 +110,12 @@ class LlmJudge:
             events = await ctx.run_judge(self.agent, message)
             verdicts.append(parse_verdict(Trace(events).final_response() or _last_text(events)))
         votes = sum(v.passed for v in verdicts)
-        scores = [v.score for v in verdicts if v.score is not None]
+        # A sample without a score counts by its vote: dropping it would let one "safe, 1.0" outweigh
+        # four bare "unsafe" verdicts. Without any score this is the share of passing votes.
+        scores = [v.score if v.score is not None else float(v.passed) for v in verdicts]
         return MetricResult(
             passed=votes * 2 > len(verdicts),  # a strict majority; a tie fails
-            score=sum(scores) / len(scores) if scores else votes / len(verdicts),
+            score=sum(scores) / len(scores),
             value={"votes_passed": votes, "samples": len(verdicts)},
             evidence=[f"{'pass' if v.passed else 'fail'}: {v.reasoning}" for v in verdicts],
         )
@@ -140,8 +142,9 @@ def llm_judge(
         num_samples: how many independent verdicts to ask for (odd numbers avoid ties; a tie fails).
         instruction: the judge's system instruction (it must ask for the JSON verdict).
 
-    The score is the mean of the judges' scores when they give one (each clamped to [0, 1], the clamp
-    noted in the evidence; a score that is not a number is an error), else the share of passing votes.
+    The score is the mean over the samples of each one's score (clamped to [0, 1], the clamp noted in
+    the evidence; a score that is not a number is an error), or of its vote (1 pass, 0 fail) when it
+    gave none; without any score, the share of passing votes.
     A transcript over 20,000 characters keeps its start and its end, with a line saying what was cut.
     """
     if num_samples < 1:

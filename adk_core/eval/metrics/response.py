@@ -60,7 +60,12 @@ class ResponseMatch:
             score = rouge1(actual, reference)
             scores.append(score)
             evidence.append(f"turn {i + 1}: ROUGE-1 {score:.2f}: {actual[:200]!r}")
-        score = sum(scores) / len(scores) if scores else 1.0
+        if not scores:
+            # Nothing was compared: not a pass (any reply would do), as the importer says for such cases.
+            return MetricResult(passed=False, evaluated=False, evidence=[
+                f"{self.name}: no turn has a reference (every per_turn entry is None), so nothing was compared"
+            ])  # fmt: skip
+        score = sum(scores) / len(scores)
         return MetricResult(passed=score >= self.threshold, score=score, value=scores, evidence=evidence)
 
 
@@ -76,7 +81,8 @@ def response_match(
     Args:
         expected: the reference for the run's last final response.
         per_turn: one reference per system turn instead (None skips a turn); the mean score is
-            compared with the threshold, as google-adk's response_match_score does.
+            compared with the threshold, as google-adk's response_match_score does. With no
+            reference in any turn nothing is compared: the result is not evaluated.
         threshold: the lowest passing score (google-adk's default 0.8).
         name: the metric's name.
     """

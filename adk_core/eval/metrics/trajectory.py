@@ -133,13 +133,17 @@ class ToolTrajectory:
             score = match_score(actual, self.expected or (), self.match, self.compare_args, self.credit)
             return MetricResult(passed=score >= self.threshold, score=score, value=[c.name for c in actual],
                                 evidence=[_describe(actual, self.expected or ())])
+        if not self.per_turn:
+            # No turn to compare: not a pass (any calls would do); per_turn=[[]] still expects no calls.
+            return MetricResult(passed=False, evaluated=False,
+                                evidence=[f"{self.name}: per_turn lists no turn, so nothing was compared"])  # fmt: skip
         turns = trace.turns()
         scores, evidence = [], []
         for i, expected in enumerate(self.per_turn):
             actual = Trace(turns[i]).tool_calls(ignore=self.ignore) if i < len(turns) else []
             scores.append(match_score(actual, expected, self.match, self.compare_args, self.credit))
             evidence.append(f"turn {i + 1}: " + _describe(actual, expected))
-        score = sum(scores) / len(scores) if scores else 1.0
+        score = sum(scores) / len(scores)
         return MetricResult(passed=score >= self.threshold, score=score, value=scores, evidence=evidence)
 
 
@@ -164,7 +168,8 @@ def tool_trajectory(
 
     Args:
         expected: the expected calls over the whole run.
-        per_turn: one list of expected calls per system turn, instead of ``expected``.
+        per_turn: one list of expected calls per system turn, instead of ``expected`` (an empty
+            list compares nothing: the result is not evaluated).
         match: ``exact`` (default), ``in_order`` or ``any_order``.
         compare_args: compare arguments too (default), or names only.
         name: the metric's name.

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_fixtures import agent, function_responses, user_texts
+from eval_fixtures import agent, calls, function_responses, user_texts
 
 from adk_core import LlmRequest, ScriptedModel, ToolContext
 from adk_core.errors import ConfigurationError
@@ -66,6 +66,34 @@ async def test_an_evalset_file_is_imported_and_passes_with_recorded_tool_respons
     assert paris.turns == 2 and paris.metrics["tool_trajectory_avg_score"].value == [1.0, 1.0]
     assert paris.metrics["response_match_score"].score == 1.0
     assert [e.text for e in trip.events if e.author == "user"] == ["I am planning a trip.", "What is the weather in Paris?"]
+
+
+def _two_cities(request: LlmRequest) -> Any:
+    """Asks the weather of Paris and Rome in one model response, then says what each call answered."""
+    if request.contents[-1].function_responses():
+        return text_response(" and ".join(f"{w['city']} is {w['sky']}" for _, w in function_responses(request)) + ".")
+    return calls(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"}))
+
+
+async def test_recorded_responses_without_ids_answer_the_calls_of_their_tool_in_order(tmp_path: Path) -> None:
+    # google-adk makes the ids optional; hand-written sets omit them.
+    evalset = tmp_path / "no_ids.evalset.json"
+    evalset.write_text(json.dumps({"eval_set_id": "no_ids", "eval_cases": [{"eval_id": "two_cities", "conversation": [{
+        "user_content": {"parts": [{"text": "Weather in Paris and Rome?"}]},
+        "final_response": {"parts": [{"text": "Paris is sunny and Rome is rainy."}]},
+        "intermediate_data": {
+            "tool_uses": [{"name": "get_weather", "args": {"city": "Paris"}}, {"name": "get_weather", "args": {"city": "Rome"}}],
+            "tool_responses": [{"name": "get_weather", "response": {"city": "Paris", "sky": "sunny"}},
+                               {"name": "get_weather", "response": {"city": "Rome", "sky": "rainy"}}],
+        },
+    }]}]}))
+    called.clear()
+    (case,) = load_adk_eval_set(evalset, agent(_two_cities, name="weather_agent", tools=[get_weather]))
+    result = (await run_eval_suite([case])).results[0]
+    assert called == []  # replayed, not run
+    answer = next(e.text for e in reversed(result.events) if e.author == "weather_agent" and e.text)
+    assert answer == "Paris is sunny and Rome is rainy."  # each call got its own recorded response
+    assert result.status == "passed", (result.error, result.metrics)
 
 
 async def test_a_wrong_trajectory_or_answer_fails_the_imported_case() -> None:

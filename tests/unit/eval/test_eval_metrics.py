@@ -135,6 +135,21 @@ async def test_response_match_last_answer_and_per_turn() -> None:
         response_match("x", threshold=2)
 
 
+async def test_response_match_with_no_reference_in_any_turn_compares_nothing_and_is_not_evaluated() -> None:
+    result = await response_match(per_turn=[None, None]).evaluate(TRACE, CTX)
+    assert (result.passed, result.evaluated, result.score) == (False, False, None)
+    assert result.evidence == ["response_match: no turn has a reference (every per_turn entry is None), so nothing was compared"]
+
+
+async def test_tool_trajectory_with_no_turn_compares_nothing_and_is_not_evaluated() -> None:
+    result = await tool_trajectory(per_turn=[]).evaluate(TRACE, CTX)
+    assert (result.passed, result.evaluated, result.score) == (False, False, None)
+    assert result.evidence == ["tool_trajectory: per_turn lists no turn, so nothing was compared"]
+    # A turn expected to call nothing is still a comparison: the first turn called get_weather.
+    no_calls = await tool_trajectory(per_turn=[[]]).evaluate(TRACE, CTX)
+    assert (no_calls.passed, no_calls.evaluated, no_calls.score) == (False, True, 0.0)
+
+
 def test_parse_verdict() -> None:
     assert parse_verdict('```json\n{"passed": true, "score": 0.9, "reasoning": "fine"}\n```').score == 0.9
     assert parse_verdict("PASS. The agent did well.").passed

@@ -7,7 +7,16 @@ from __future__ import annotations
 import pytest
 from eval_fixtures import agent
 
-from adk_core.eval import EvalCase, MetricResult, assert_eval_passes, metric, run_eval, run_eval_suite
+from adk_core.eval import (
+    EvalCase,
+    MetricResult,
+    assert_eval_passes,
+    metric,
+    response_match,
+    run_eval,
+    run_eval_suite,
+    tool_trajectory,
+)
 from adk_core.eval.metrics import unsupported_metric
 from adk_core.eval.results import combine_trials
 from adk_core.models import text_response
@@ -36,6 +45,13 @@ async def test_a_metric_that_could_not_run_names_itself() -> None:
     # A metric that ran and failed decides: the case failed, whatever else could not run.
     failing = await run_eval(_case("failing", metrics=[metric("bye", lambda t: "bye" in t.final_response()), skip]))
     assert failing.status == "failed"
+
+
+async def test_a_per_turn_metric_with_nothing_to_compare_leaves_the_case_not_evaluated() -> None:
+    result = await run_eval(_case("no references", metrics=[response_match(per_turn=[None]), tool_trajectory(per_turn=[])]))
+    assert result.status == "not_evaluated" and not result.passed
+    assert "response_match (response_match: no turn has a reference" in (result.not_evaluated_reason or "")
+    assert "tool_trajectory (tool_trajectory: per_turn lists no turn" in (result.not_evaluated_reason or "")
 
 
 async def test_trials_of_an_unchecked_case_combine_as_not_evaluated() -> None:
