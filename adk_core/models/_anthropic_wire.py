@@ -1,7 +1,7 @@
 """The parts of an Anthropic Messages API response, and of its stream events, that we read.
 
-Content blocks and deltas of types we do not read (redacted_thinking, server tool results,
-citations ...) validate as ``OtherBlock`` / ``OtherDelta`` and are skipped.
+Content blocks and deltas of types we do not read (server tool results, citations ...) validate
+as ``OtherBlock`` / ``OtherDelta`` and are skipped.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ class ThinkingBlock(WireModel):
     signature: str | None = None
 
 
+class RedactedThinkingBlock(WireModel):
+    # Thinking the safety systems encrypted: no text, and like a signature it must go back unchanged.
+    type: Literal["redacted_thinking"]
+    data: str
+
+
 class ToolUseBlock(WireModel):
     type: Literal["tool_use"]
     id: str
@@ -47,9 +53,10 @@ class OtherBlock(WireModel):
 Block = Annotated[
     Annotated[TextBlock, Tag("text")]
     | Annotated[ThinkingBlock, Tag("thinking")]
+    | Annotated[RedactedThinkingBlock, Tag("redacted_thinking")]
     | Annotated[ToolUseBlock, Tag("tool_use")]
     | Annotated[OtherBlock, Tag("other")],
-    _kind(("text", "thinking", "tool_use")),
+    _kind(("text", "thinking", "redacted_thinking", "tool_use")),
 ]
 
 

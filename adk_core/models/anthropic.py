@@ -24,6 +24,7 @@ from ._anthropic_wire import (
     MessageWire,
     OtherBlock,
     OtherDelta,
+    RedactedThinkingBlock,
     SignatureDelta,
     StreamEvent,
     TextBlock,
@@ -208,15 +209,18 @@ def _thinking(thinking: ThinkingConfig, style: str, max_tokens: int, efforts: tu
     """The thinking (and output_config.effort) fields for ``thinking`` on a model of ``style``."""
     if thinking.off:
         return {"thinking": {"type": "disabled"}}
-    display = {} if thinking.include_thoughts else {"display": "omitted"}
     if style == "adaptive":
-        fields: dict[str, Any] = {"thinking": {"type": "adaptive", **display}}
+        # The adaptive models (Opus 4.7 and later) omit the thinking text unless asked: their
+        # `display` defaults to "omitted", where earlier models summarize. So say which, both ways.
+        display = "summarized" if thinking.include_thoughts else "omitted"
+        fields: dict[str, Any] = {"thinking": {"type": "adaptive", "display": display}}
         if effort := effort_of(thinking):
             fields["output_config"] = {"effort": nearest_effort(effort, efforts)}
         return fields
+    hidden = {} if thinking.include_thoughts else {"display": "omitted"}
     budget = max(_MIN_BUDGET, budget_of(thinking) or budget_of(ThinkingConfig(effort="medium")) or _MIN_BUDGET)
     # The budget is part of max_tokens and must stay below it: keep max_tokens for the answer itself.
-    fields = {"thinking": {"type": "enabled", "budget_tokens": budget, **display}}
+    fields = {"thinking": {"type": "enabled", "budget_tokens": budget, **hidden}}
     if max_tokens <= budget:
         fields["max_tokens"] = budget + max_tokens
     return fields
@@ -243,9 +247,16 @@ def _messages(contents: list[Content]) -> list[dict[str, Any]]:
 
 def _block(part: Part, role: str, ids: ToolCallIds) -> dict[str, Any] | None:
     if part.thought:
-        # Thinking can only be replayed with the signature Anthropic issued for it.
-        if role != "assistant" or not part.thought_signature or not part.text:
+        # Thinking can only be replayed with the signature Anthropic issued for it; in a tool loop the
+        # API requires it back before the tool_use (400 "... must start with a thinking block").
+        if role != "assistant" or not part.thought_signature:
             return None
+        if part.text is None:
+            # A redacted_thinking block, kept (see _parse) as a thought with no text whose
+            # signature holds the block's encrypted data.
+            return {"type": "redacted_thinking", "data": part.thought_signature.decode()}
+        # The text may be "" (display "omitted": Opus 4.7's default, and include_thoughts=False):
+        # the signature carries the thinking, and the block must still go back.
         return {"type": "thinking", "thinking": part.text, "signature": part.thought_signature.decode()}
     if part.text is not None:
         return {"type": "text", "text": part.text} if part.text else None
@@ -359,6 +370,10 @@ def _parse(
         elif isinstance(block, ThinkingBlock):
             signature = block.signature.encode() if block.signature else None
             parts.append(Part(text=block.thinking, thought=True, thought_signature=signature))
+        elif isinstance(block, RedactedThinkingBlock):
+            # No text to show, only opaque data to send back unchanged: a signed thought without
+            # text, which round-trips through stored events as thought_signature does (base64).
+            parts.append(Part(thought=True, thought_signature=block.data.encode()))
         elif isinstance(block, ToolUseBlock):
             call = FunctionCall(name=block.name, args=block.input or {}, id=block.id)
             parts.append(Part(function_call=call))

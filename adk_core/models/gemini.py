@@ -145,7 +145,12 @@ class GeminiModel(HttpModel):
         """The generateContent request body for ``request``, without what the model refuses."""
         config, rules = self.applied_rules(request.config)
         request = request if config is request.config else request.model_copy(update={"config": config})
-        return build_request(request, thinking_style=rules.thinking or "budget", efforts=rules.efforts)
+        return build_request(
+            request,
+            thinking_style=rules.thinking or "budget",
+            efforts=rules.efforts,
+            budgets=rules.thinking_budgets,
+        )
 
 
 class StreamAccumulator:
@@ -172,10 +177,14 @@ class StreamAccumulator:
 
 
 def build_request(
-    request: LlmRequest, *, thinking_style: str = "budget", efforts: tuple[str, ...] | None = None
+    request: LlmRequest,
+    *,
+    thinking_style: str = "budget",
+    efforts: tuple[str, ...] | None = None,
+    budgets: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """The generateContent request body for ``request`` (``thinking_style``: "budget" or "level",
-    ``efforts``: the levels the model takes)."""
+    ``efforts``: the levels the model takes, ``budgets``: the least and most thinking budget it takes)."""
     config = request.config
     body: dict[str, Any] = {"contents": [c for c in map(_content_to_wire, request.contents) if c["parts"]]}
     if config.system_instruction:
@@ -188,7 +197,7 @@ def build_request(
         if name:
             calling["allowedFunctionNames"] = [name]
         body["toolConfig"] = {"functionCallingConfig": calling}
-    if generation := _generation_config(config, thinking_style, efforts):
+    if generation := _generation_config(config, thinking_style, efforts, budgets):
         body["generationConfig"] = generation
     return merge_extra(body, config.extra)
 
@@ -204,7 +213,10 @@ def _declaration(declaration: Any) -> dict[str, Any]:
 
 
 def _generation_config(
-    config: GenerateContentConfig, thinking_style: str, efforts: tuple[str, ...] | None
+    config: GenerateContentConfig,
+    thinking_style: str,
+    efforts: tuple[str, ...] | None,
+    budgets: tuple[int, int] | None,
 ) -> dict[str, Any]:
     generation = {
         wire: getattr(config, field)
@@ -216,6 +228,11 @@ def _generation_config(
         if thinking_style == "level" and (effort := effort_of(thinking)):
             wire["thinkingLevel"] = _LEVELS[nearest_effort(effort, efforts)]
         elif thinking_style != "level" and (budget := budget_of(thinking)) is not None:
+            if budgets and budget:
+                # A budget outside the model's range is a 400 (2.5 Flash takes at most 24,576, so
+                # effort "max", 32,768, would be one): send the nearer end. 0 is off, which the
+                # rules allow or replace before this (2.5 Pro cannot stop thinking).
+                budget = min(max(budget, budgets[0]), budgets[1])
             wire["thinkingBudget"] = budget
         generation["thinkingConfig"] = wire
     if config.response_schema is not None:

@@ -349,9 +349,14 @@ def _response(
 def _usage(usage: UsageWire) -> UsageMetadata:
     details = usage.completion_tokens_details or CompletionTokensDetails()
     prompt_details = usage.prompt_tokens_details or PromptTokensDetails()
+    # completion_tokens includes reasoning_tokens (a breakdown of it); UsageMetadata counts as Gemini
+    # does, candidates without thoughts, and pricing and metrics add the two: subtract them here.
+    candidates = usage.completion_tokens
+    if candidates is not None and details.reasoning_tokens:
+        candidates = max(0, candidates - details.reasoning_tokens)
     return UsageMetadata(
         prompt_token_count=usage.prompt_tokens,
-        candidates_token_count=usage.completion_tokens,
+        candidates_token_count=candidates,
         total_token_count=usage.total_tokens,
         thoughts_token_count=details.reasoning_tokens,
         cached_content_token_count=prompt_details.cached_tokens,

@@ -73,6 +73,10 @@ class ModelRules:
             choice); None means the provider's.
         efforts: the effort levels the family takes (of none, minimal, low, medium, high, xhigh, max);
             another is sent as the nearest of these. None: every level.
+        thinking_budgets: the least and the most thinking budget the family takes while it thinks
+            (Gemini 2.5's thinkingBudget); a budget outside is sent as the nearer end. None: any.
+        thinking_off: whether thinking can be turned off; where it cannot (Gemini 2.5 Pro), a
+            request to turn it off is sent as the least budget, with the warning.
         reason: why, in a few words, repeated in the warning.
     """
 
@@ -86,6 +90,8 @@ class ModelRules:
     thinking: Literal["budget", "adaptive", "effort", "level", "none"] | None = None
     thinking_excludes: frozenset[str] | None = None
     efforts: tuple[str, ...] | None = None
+    thinking_budgets: tuple[int, int] | None = None
+    thinking_off: bool = True
     reason: str = ""
     _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
@@ -100,6 +106,11 @@ class ModelRules:
             raise ConfigurationError(
                 f"ModelRules({self.pattern!r}): unknown settings {sorted(unknown)}; settings are {sorted(SETTINGS)} "
                 f"(and tool_choice in thinking_excludes), tool choices {sorted(TOOL_CHOICES)}"
+            )
+        budgets = self.thinking_budgets
+        if budgets is not None and not 0 < budgets[0] <= budgets[1]:
+            raise ConfigurationError(
+                f"ModelRules({self.pattern!r}): thinking_budgets {budgets} is not (least, most) above 0"
             )
         object.__setattr__(self, "_compiled", re.compile(self.pattern))
 
@@ -184,6 +195,19 @@ _BUILTIN: tuple[ModelRules, ...] = (
         thinking="effort",
         efforts=("low", "medium", "high"),
     ),
+    # Gemini 2.5: each model takes budgets in a range of its own (ai.google.dev/gemini-api/docs/thinking),
+    # and Pro cannot stop thinking (a budget of 0 is a 400). Flash-Lite first: the Flash row matches it too.
+    ModelRules(
+        r"gemini-2\.5-pro([-.].*)?",
+        thinking_budgets=(128, 32768),
+        thinking_off=False,
+        reason=(
+            "Gemini 2.5 Pro cannot turn thinking off; "
+            "the API answers 400 'This model only works in thinking mode'"
+        ),
+    ),
+    ModelRules(r"gemini-2\.5-flash-lite([-.].*)?", thinking_budgets=(512, 24576)),
+    ModelRules(r"gemini-2\.5-flash([-.].*)?", thinking_budgets=(1, 24576)),
     # Gemini 3 sets thinking by level rather than by budget; Pro takes only two levels.
     ModelRules(
         r"gemini-([3-9]|[1-9][0-9])(\.[0-9]+)?-pro([-.].*)?", thinking="level", efforts=("low", "high")
@@ -231,6 +255,8 @@ class Refusal:
 
     setting: str
     reason: str
+    replacement: Any = None
+    """What is sent instead of the setting; None leaves it out."""
 
 
 def refused_settings(config: GenerateContentConfig, rules: ModelRules, provider: ModelRules) -> list[Refusal]:
@@ -267,9 +293,18 @@ def refused_settings(config: GenerateContentConfig, rules: ModelRules, provider:
             Refusal("tool_choice", f"{choice!r} tool choice is not supported; the model decides instead")
         )
     style = rules.thinking or provider.thinking
-    if config.thinking is not None and style in (None, "none"):
+    thinking = config.thinking
+    if thinking is not None and style in (None, "none"):
         refusals.append(Refusal("thinking", "the model has no thinking or reasoning setting"))
-    elif config.thinking is not None and not config.thinking.off:
+        thinking = None
+    elif thinking is not None and thinking.off and not rules.thinking_off:
+        # Leaving thinking out would let the model think as much as it likes: ask for the least.
+        least = rules.thinking_budgets[0] if rules.thinking_budgets else 1
+        thinking = thinking.model_copy(update={"effort": None, "budget_tokens": least})
+        reason = rules.reason or "it cannot turn thinking off"
+        reason = f"{reason}; the least budget it takes, {least} tokens, is sent instead"
+        refusals.append(Refusal("thinking", reason, thinking))
+    if thinking is not None and not thinking.off:
         excludes = (
             rules.thinking_excludes if rules.thinking_excludes is not None else provider.thinking_excludes
         )
@@ -309,16 +344,18 @@ def apply_model_rules(
         return config, rules
     cleared: dict[str, Any] = {}
     for refusal in refusals:
-        cleared[refusal.setting] = None
+        cleared[refusal.setting] = refusal.replacement
         if refusal.setting == "response_schema":
             cleared["response_mime_type"] = None
         key = (model, refusal.setting)
         if key not in _warned:
             _warned.add(key)
+            changed = refusal.replacement is not None
             logger.warning(
-                "model '%s' does not accept '%s' (%s), so it was left out of the request; %s. "
+                "model '%s' does not accept '%s'%s (%s), so it was %s; %s. "
                 "This is said once per model and setting.",
-                model, refusal.setting, refusal.reason, _HOW_TO_FIX,
+                model, refusal.setting, " as set" if changed else "", refusal.reason,
+                "changed" if changed else "left out of the request", _HOW_TO_FIX,
             )  # fmt: skip
     return config.model_copy(update=cleared), rules
 

@@ -159,7 +159,8 @@ async def test_a_thinking_tool_loop_sends_the_signed_thinking_block_back_durably
     app = durable_stack.register(App(name=f"think_{uuid.uuid4().hex[:6]}", root_agent=agent))
     result = await durable_stack.client.run_once(app.name, "u1", "s1", "Weather in Paris?")
     assert result.final_text == "18 C and cloudy."
-    assert seen[0]["thinking"] == {"type": "adaptive"} and seen[0]["output_config"] == {"effort": "medium"}
+    assert seen[0]["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert seen[0]["output_config"] == {"effort": "medium"}
     messages = seen[1]["messages"]
     assert isinstance(messages, list)
     assistant = next(m for m in messages if m["role"] == "assistant")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from model_wire import (
@@ -10,6 +12,7 @@ from model_wire import (
     collect,
     error_cases,
     expect_model_error,
+    payload,
     simple_request,
     weather_history,
 )
@@ -17,6 +20,7 @@ from model_wire import (
 from adk_core.errors import ModelError
 from adk_core.models import GenerateContentConfig, LlmRequest
 from adk_core.models.openai import OpenAIModel
+from adk_core.models.pricing import PriceTable
 from adk_core.types import Content, Part
 
 URL = "https://api.openai.com/v1/chat/completions"
@@ -49,6 +53,40 @@ async def test_text_response(wire: Wire) -> None:
         "cached_content_token_count": 0,
         "cache_creation_token_count": None,
     }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
+async def test_reasoning_tokens_are_counted_once(wire: Wire, stream: bool) -> None:
+    # completion_tokens (1000) already includes reasoning_tokens (900). UsageMetadata counts as
+    # Gemini does, candidates without thoughts, and pricing and metrics add the two.
+    if stream:
+        usage = json.loads(payload("openai_reasoning.json"))["usage"]
+        chunks = [
+            {"choices": [{"index": 0, "delta": {"content": "The capital of France is Paris."}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": usage},
+        ]
+        sse = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+        wire.reply_raw(httpx.Response(200, headers={"content-type": "text/event-stream"}, text=sse))
+    else:
+        wire.reply("openai_reasoning.json")
+
+    *_, response = await collect(
+        OpenAIModel("o4-mini", api_key=SECRET, http_client=wire.client), simple_request(), stream=stream
+    )
+
+    assert response.usage_metadata is not None
+    assert response.usage_metadata.model_dump() == {
+        "prompt_token_count": 30,
+        "candidates_token_count": 100,
+        "total_token_count": 1030,
+        "thoughts_token_count": 900,
+        "cached_content_token_count": 0,
+        "cache_creation_token_count": None,
+    }
+    # 1000 output tokens billed, not 1900.
+    cost = PriceTable.default().cost("o4-mini", response.usage_metadata)
+    assert cost == pytest.approx((30 * 1.10 + 1000 * 4.40) / 1e6)
 
 
 async def test_tool_call_response(wire: Wire) -> None:

@@ -61,7 +61,13 @@ def test_anthropic_stream_events_are_sdk_events(fixture: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "fixture", ["openai_text.json", "openai_tool_calls.json", "openai_malformed_tool_call.json"]
+    "fixture",
+    [
+        "openai_text.json",
+        "openai_tool_calls.json",
+        "openai_malformed_tool_call.json",
+        "openai_reasoning.json",
+    ],
 )
 def test_openai_payloads_are_sdk_completions(fixture: str) -> None:
     _no_extras(openai_types.ChatCompletion.model_validate_json(payload(fixture)))
@@ -204,6 +210,66 @@ async def test_an_anthropic_sdk_event_stream_parses(wire: Wire) -> None:
         "Checking.",
     ]
     assert responses[-1].content == EXPECTED_TURN
+
+
+async def test_an_anthropic_sdk_stream_keeps_omitted_and_redacted_thinking(wire: Wire) -> None:
+    # An omitted thinking block streams a signature and no text; a redacted one arrives whole in
+    # content_block_start. Both must reach the turn, to go back with the tool result.
+    start = _anthropic_message().model_copy(update={"content": [], "stop_reason": None})
+    t = anthropic_types
+    events: list[BaseModel] = [
+        t.RawMessageStartEvent(type="message_start", message=start),
+        t.RawContentBlockStartEvent(
+            type="content_block_start",
+            index=0,
+            content_block=t.ThinkingBlock(type="thinking", thinking="", signature=""),
+        ),
+        t.RawContentBlockDeltaEvent(
+            type="content_block_delta",
+            index=0,
+            delta=t.SignatureDelta(type="signature_delta", signature="EqQBCkgIARABGAIiQL"),
+        ),
+        t.RawContentBlockStopEvent(type="content_block_stop", index=0),
+        t.RawContentBlockStartEvent(
+            type="content_block_start",
+            index=1,
+            content_block=t.RedactedThinkingBlock(type="redacted_thinking", data="RW5jcnlwdGVk"),
+        ),
+        t.RawContentBlockStopEvent(type="content_block_stop", index=1),
+        t.RawContentBlockStartEvent(
+            type="content_block_start",
+            index=2,
+            content_block=t.ToolUseBlock(type="tool_use", id="toolu_1", name="get_weather", input={}),
+        ),
+        t.RawContentBlockDeltaEvent(
+            type="content_block_delta",
+            index=2,
+            delta=t.InputJSONDelta(type="input_json_delta", partial_json='{"city": "Paris"}'),
+        ),
+        t.RawContentBlockStopEvent(type="content_block_stop", index=2),
+        t.RawMessageDeltaEvent(
+            type="message_delta",
+            delta={"stop_reason": "tool_use"},
+            usage=t.MessageDeltaUsage(output_tokens=25),
+        ),
+        t.RawMessageStopEvent(type="message_stop"),
+    ]
+    _sse_reply(wire, [(e.type, e.model_dump(mode="json")) for e in events])  # type: ignore[attr-defined]
+
+    responses = await collect(
+        AnthropicModel("claude-opus-4-7", api_key=SECRET, http_client=wire.client),
+        weather_history(),
+        stream=True,
+    )
+
+    assert responses[-1].content == Content(
+        role="model",
+        parts=[
+            Part(text="", thought=True, thought_signature=b"EqQBCkgIARABGAIiQL"),
+            Part(thought=True, thought_signature=b"RW5jcnlwdGVk"),
+            Part(function_call=FunctionCall(name="get_weather", args={"city": "Paris"}, id="toolu_1")),
+        ],
+    )
 
 
 def _openai_completion() -> openai_types.ChatCompletion:

@@ -43,8 +43,15 @@ def test_adaptive_claude_gets_adaptive_thinking_and_an_effort() -> None:
     body = AnthropicModel("claude-opus-4-7", api_key=SECRET).build_request(
         _request(ThinkingConfig(effort="high"))
     )
-    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "high"}
-    check_anthropic(body, "claude-opus-4-7", stream=False)
+    # Opus 4.7 omits the thinking text unless display asks for it; include_thoughts (the default) does.
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert body["output_config"] == {"effort": "high"}
+    hidden = AnthropicModel("claude-opus-4-7", api_key=SECRET).build_request(
+        _request(ThinkingConfig(effort="high", include_thoughts=False))
+    )
+    assert hidden["thinking"] == {"type": "adaptive", "display": "omitted"}
+    for sent in (body, hidden):
+        check_anthropic(sent, "claude-opus-4-7", stream=False)
 
 
 def test_budget_claude_gets_a_budget_below_max_tokens_and_no_temperature(
@@ -136,6 +143,45 @@ def test_gemini_budget_and_gemini_3_level() -> None:
     check_gemini(pro, "gemini-3-pro-preview", stream=False)
 
 
+@pytest.mark.parametrize(
+    ("model", "thinking", "sent"),
+    [
+        # Each 2.5 model takes budgets in a range of its own; outside it the API answers 400.
+        ("gemini-2.5-flash", ThinkingConfig(effort="max"), 24576),  # max is 32,768 elsewhere
+        ("gemini-2.5-flash", ThinkingConfig(budget_tokens=100), 100),
+        ("gemini-2.5-flash", ThinkingConfig(effort="none"), 0),  # off
+        ("gemini-2.5-flash-lite", ThinkingConfig(budget_tokens=100), 512),
+        ("gemini-2.5-flash-lite-preview-09-2025", ThinkingConfig(effort="max"), 24576),
+        ("gemini-2.5-flash-lite", ThinkingConfig(effort="none"), 0),
+        ("gemini-2.5-pro", ThinkingConfig(budget_tokens=64), 128),
+        ("gemini-2.5-pro", ThinkingConfig(effort="max"), 32768),
+    ],
+    ids=["flash-max", "flash-low", "flash-off", "lite-low", "lite-max", "lite-off", "pro-low", "pro-max"],
+)
+def test_gemini_2_5_budgets_stay_in_each_models_range(
+    model: str, thinking: ThinkingConfig, sent: int
+) -> None:
+    body = GeminiModel(model, api_key=SECRET).build_request(_request(thinking))
+    assert body["generationConfig"]["thinkingConfig"]["thinkingBudget"] == sent
+    check_gemini(body, model, stream=False)
+
+
+def test_gemini_2_5_pro_cannot_turn_thinking_off(caplog: pytest.LogCaptureFixture) -> None:
+    # A budget of 0 is a 400 "This model only works in thinking mode": it thinks the least it can.
+    model = GeminiModel("gemini-2.5-pro", api_key=SECRET)
+    with caplog.at_level(logging.WARNING, logger="adk_core.models"):
+        body = model.build_request(_request(ThinkingConfig(effort="none", include_thoughts=False)))
+        model.build_request(_request(ThinkingConfig(budget_tokens=0)))
+
+    assert body["generationConfig"]["thinkingConfig"] == {"includeThoughts": False, "thinkingBudget": 128}
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "'gemini-2.5-pro' does not accept 'thinking' as set" in warning and "128 tokens" in warning
+    # A strict App refuses it when the agent is loaded, as any setting the model does not take.
+    off = GenerateContentConfig(thinking=ThinkingConfig(effort="none"))
+    assert [r.setting for r in model.refused_settings(off)] == ["thinking"]
+    check_gemini(body, "gemini-2.5-pro", stream=False)
+
+
 def test_strict_app_refuses_thinking_on_a_model_that_does_not_reason() -> None:
     from adk_core import App
 
@@ -152,8 +198,8 @@ def _sdk_reply(message: anthropic_types.Message) -> httpx.Response:
     return httpx.Response(200, json=message.model_dump(mode="json"))
 
 
-async def test_a_thinking_tool_loop_sends_the_thinking_block_back_with_its_signature(wire: Wire) -> None:
-    # Anthropic requires the thinking block, signature intact, before the tool_use it led to.
+def _reply_tool_loop(wire: Wire, thinking: anthropic_types.ContentBlock) -> None:
+    """Two answers: ``thinking`` and a get_weather call, then the final text."""
     t = anthropic_types
     usage = t.Usage(input_tokens=10, output_tokens=10)
     wire.reply_raw(
@@ -166,7 +212,7 @@ async def test_a_thinking_tool_loop_sends_the_thinking_block_back_with_its_signa
                 stop_reason="tool_use",
                 usage=usage,
                 content=[
-                    t.ThinkingBlock(type="thinking", thinking="Need the weather.", signature="c2lnLTE="),
+                    thinking,
                     t.ToolUseBlock(
                         type="tool_use", id="toolu_1", name="get_weather", input={"city": "Paris"}
                     ),
@@ -188,16 +234,28 @@ async def test_a_thinking_tool_loop_sends_the_thinking_block_back_with_its_signa
         )
     )
 
-    def get_weather(city: str) -> dict[str, object]:
-        """Current weather for a city."""
-        return {"temp_c": 18, "conditions": "cloudy"}
 
-    agent = LlmAgent(
+def get_weather(city: str) -> dict[str, object]:
+    """Current weather for a city."""
+    return {"temp_c": 18, "conditions": "cloudy"}
+
+
+def _thinking_agent(wire: Wire, thinking: ThinkingConfig) -> LlmAgent:
+    return LlmAgent(
         name="w",
         model=AnthropicModel("claude-opus-4-7", api_key=SECRET, http_client=wire.client),
         tools=[get_weather],
-        generate_content_config=GenerateContentConfig(thinking=ThinkingConfig(effort="medium")),
+        generate_content_config=GenerateContentConfig(thinking=thinking),
     )
+
+
+async def test_a_thinking_tool_loop_sends_the_thinking_block_back_with_its_signature(wire: Wire) -> None:
+    # Anthropic requires the thinking block, signature intact, before the tool_use it led to.
+    _reply_tool_loop(
+        wire,
+        anthropic_types.ThinkingBlock(type="thinking", thinking="Need the weather.", signature="c2lnLTE="),
+    )
+    agent = _thinking_agent(wire, ThinkingConfig(effort="medium"))
     events = await InMemoryRunner(agent, app_name="thinking").run("Weather in Paris?")
 
     assert events[-1].content == Content.model("18 C and cloudy.")
@@ -210,3 +268,49 @@ async def test_a_thinking_tool_loop_sends_the_thinking_block_back_with_its_signa
     }
     assert assistant["content"][1]["type"] == "tool_use"
     check_anthropic(second, "claude-opus-4-7", stream=False)
+
+
+@pytest.mark.parametrize(
+    ("block", "include_thoughts", "sent_back"),
+    [
+        # display "omitted": asked for by include_thoughts=False, and Opus 4.7's default otherwise.
+        (
+            anthropic_types.ThinkingBlock(type="thinking", thinking="", signature="RW5jcnlwdGVk"),
+            False,
+            {"type": "thinking", "thinking": "", "signature": "RW5jcnlwdGVk"},
+        ),
+        (
+            anthropic_types.ThinkingBlock(type="thinking", thinking="", signature="RW5jcnlwdGVk"),
+            True,
+            {"type": "thinking", "thinking": "", "signature": "RW5jcnlwdGVk"},
+        ),
+        # Thinking the safety systems flagged comes encrypted, and must go back as it came.
+        (
+            anthropic_types.RedactedThinkingBlock(type="redacted_thinking", data="RW5jcnlwdGVk"),
+            True,
+            {"type": "redacted_thinking", "data": "RW5jcnlwdGVk"},
+        ),
+    ],
+    ids=["omitted-asked", "omitted-by-default", "redacted"],
+)
+async def test_thinking_without_text_goes_back_too(
+    wire: Wire, block: anthropic_types.ContentBlock, include_thoughts: bool, sent_back: dict[str, str]
+) -> None:
+    # Dropping it leaves an assistant message that starts with tool_use: the API answers 400
+    # "a final assistant message must start with a thinking block".
+    _reply_tool_loop(wire, block)
+    agent = _thinking_agent(wire, ThinkingConfig(effort="medium", include_thoughts=include_thoughts))
+    events = await InMemoryRunner(agent, app_name="thinking").run("Weather in Paris?")
+
+    second = json.loads(wire.requests[1].content)
+    assistant = next(m for m in second["messages"] if m["role"] == "assistant")
+    assert assistant["content"][0] == sent_back
+    assert assistant["content"][1]["type"] == "tool_use"
+    check_anthropic(second, "claude-opus-4-7", stream=False)
+
+    # Durable runs build the request from events stored as JSON: the block survives that too.
+    [turn] = [e.content for e in events if e.content is not None and e.content.function_calls()]
+    stored = Content.model_validate_json(turn.model_dump_json())
+    assert stored == turn
+    rebuilt = AnthropicModel("claude-opus-4-7", api_key=SECRET).build_request(LlmRequest(contents=[stored]))
+    assert rebuilt["messages"][0]["content"][0] == sent_back
