@@ -14,7 +14,6 @@ loopback only (``serve_codec`` refuses anything else), for one developer on thei
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Sequence
 
 from google.protobuf import json_format
@@ -31,6 +30,22 @@ from adk_core.errors import AdkError
 
 MAX_BODY_BYTES = 16 * 2**20
 """Larger requests are refused: the UI decodes one history page at a time."""
+
+
+async def _bounded_body(request: Request) -> bytes | None:
+    """The body, or None when it is larger than MAX_BODY_BYTES: a declared Content-Length is refused
+    before anything is read, and a body streamed beyond the limit stops being read there."""
+    try:
+        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+            return None
+    except ValueError:
+        pass  # not a number: the bounded read below still holds
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            return None
+    return bytes(body)
 
 
 def codec_server_app(
@@ -57,13 +72,16 @@ def codec_server_app(
             return JSONResponse({"error": f"namespace {namespace!r} is not served here"}, status_code=403)
         if "json" not in request.headers.get("content-type", ""):
             return JSONResponse({"error": "send Content-Type: application/json"}, status_code=415)
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
+        body = await _bounded_body(request)
+        if body is None:
             return JSONResponse({"error": f"at most {MAX_BODY_BYTES // 2**20} MiB per request"}, status_code=413)
         try:
             payloads = json_format.Parse(body, Payloads())
-        except (json_format.ParseError, json.JSONDecodeError, UnicodeDecodeError) as e:
-            return JSONResponse({"error": f'the body is not {{"payloads": [...]}} in protobuf JSON: {e}'}, status_code=400)
+        # ValueError covers JSONDecodeError and UnicodeDecodeError; RecursionError: nesting deeper than the parser goes.
+        except (json_format.ParseError, ValueError, RecursionError) as e:
+            reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)[:200]
+            return JSONResponse({"error": f'the body is not {{"payloads": [...]}} in protobuf JSON: {reason}'},
+                                status_code=400)  # fmt: skip
         try:
             out = await (codec.encode(payloads.payloads) if encode else codec.decode(payloads.payloads))
         except AdkError as e:  # e.g. a key this server does not have

@@ -155,15 +155,16 @@ def _encryption_keys(adk_dir: Path) -> str | None:
 def _codec_server(ui_port: int) -> contextlib.AbstractAsyncContextManager[str]:
     """The codec server on a free loopback port, for the dev UI's origin."""
     from adk_temporal.asgi import serving_asgi
-    from adk_temporal.codec_server import codec_server_app
     from adk_temporal.encryption import codec_from_env
+    from adkt.commands.encryption import guarded_codec_app
 
     codec = codec_from_env()
     assert codec is not None  # _encryption_keys ran first
     # The UI's port may be picked after this server starts (--ui-port 0): any loopback origin.
     origins = [f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")]
     loopback = r"http://(127\.0\.0\.1|localhost)(:[0-9]+)?"
-    app = codec_server_app(codec, origins=origins, origin_regex=loopback)
+    # Loopback Host names only: a DNS-rebinding page cannot read what it decrypts.
+    app = guarded_codec_app(codec, bind_host="127.0.0.1", origins=origins, origin_regex=loopback)
     return serving_asgi(app, host="127.0.0.1", port=0, what="codec server", fix="free a loopback port")
 
 

@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from adk_core.simulator import Decision, SimulatorError, SimulatorService, export_session
 
+from .body import BodyError, read_json
 from .security import AuthError, WebAccess, principal_of, require_operator
 from .streams import simulator_changes
 
@@ -74,10 +75,10 @@ def simulator_routes(service: SimulatorService) -> tuple[list[Route], dict]:
         return JSONResponse(view.model_dump(mode="json", exclude_none=True))
 
     async def submit_decision(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except json.JSONDecodeError as e:
-            return _error(400, "InvalidJson", f"the body is not JSON ({e}); send a Decision object")
+        try:  # bounded, and bad bytes or deep nesting are a 400 (body.py)
+            body = await read_json(request, expected="a Decision object")
+        except BodyError as e:
+            return _error(e.status, e.kind, str(e))
         try:
             decision = Decision.model_validate(body)
         except ValidationError as e:

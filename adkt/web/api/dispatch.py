@@ -4,7 +4,6 @@ checks that what it returns is the documented model."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from urllib.parse import unquote_to_bytes
@@ -18,6 +17,7 @@ from adk_core.ids import validate_id
 from adk_temporal.metrics import web_metrics
 from adk_temporal.tracing import current_trace_context, http_server_span, in_trace_context, name_http_span
 
+from ..body import MAX_BODY_BYTES, BodyError, read_json
 from ..security.principal import ForbiddenError, Principal, principal_of, require_operator
 from .backend import ApiBackend
 from .endpoints import ENDPOINTS
@@ -30,8 +30,10 @@ _ROUTE_KEY = "adk.route"
 """Where dispatch leaves the matched endpoint's path template for the request metrics."""
 
 
-def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> Callable[[Request], Awaitable[Response]]:
-    """The Starlette endpoint for ``/api/v1/{rest:path}``."""
+def api_endpoint(
+    backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS, *, max_body_bytes: int = MAX_BODY_BYTES
+) -> Callable[[Request], Awaitable[Response]]:
+    """The Starlette endpoint for ``/api/v1/{rest:path}``; bodies larger than ``max_body_bytes`` are a 413."""
     schema = openapi_schema(endpoints)
 
     async def dispatch(request: Request) -> Response:
@@ -61,7 +63,7 @@ def api_endpoint(backend: ApiBackend, endpoints: list[Endpoint] = ENDPOINTS) -> 
             if endpoint.query is not None:
                 call.query = _parse(endpoint.query, dict(request.query_params), "query")
             if endpoint.body is not None:
-                call.body = _parse(endpoint.body, await _json(request), "body")
+                call.body = _parse(endpoint.body, await _json(request, max_body_bytes), "body")
             if endpoint.streams:
                 events = await endpoint.handler(call)
                 return StreamingResponse(
@@ -133,14 +135,12 @@ def _ids(raw: dict[str, str]) -> dict[str, str]:
     return ids
 
 
-async def _json(request: Request) -> object:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
+async def _json(request: Request, limit: int) -> object:
+    # Bounded: a huge body is a 413 before it is held in memory; bad bytes or deep nesting a 400 (body.py).
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise _Refusal(400, "InvalidJson", f"the request body is not JSON ({e}); send a JSON object") from None
+        return await read_json(request, limit)
+    except BodyError as e:
+        raise _Refusal(e.status, e.kind, str(e)) from None
 
 
 def _parse(model: type[BaseModel], value: object, where: str) -> BaseModel:

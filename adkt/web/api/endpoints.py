@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 from adk_core.errors import InvalidInputError, SessionNotFoundError
 from adk_core.eval.store import EvalResultStore
+from adk_core.state import APP_PREFIX
 from adk_core.types import Event
 from adk_temporal.workflows import session_workflow_id
 from adk_temporal.workflows.contracts import final_text
@@ -83,10 +84,23 @@ async def list_sessions(call: Call) -> SessionList:
 async def create_session(call: Call) -> SessionDetail:
     body: CreateSessionBody = call.body
     app, user = _known_app(call), call.path["user"]
+    _refuse_app_state(call, body.state)
     session = await call.backend.sessions.create_session(
         app_name=app, user_id=user, state=body.state, session_id=body.session_id
     )
     return SessionDetail(**call.backend.summary(session).model_dump(), events=session.events)
+
+
+def _refuse_app_state(call: Call, state: dict | None) -> None:
+    """``app:`` keys are shared by every user and session of the app: a session created with them
+    rewrites what every other user's sessions read. Only an operator sets them; a user's own keys
+    (session and ``user:``) stay theirs to set."""
+    shared = sorted(k for k in state or {} if k.startswith(APP_PREFIX))
+    if shared and not call.principal.operator:
+        raise ForbiddenError(
+            f"you are {call.principal.describe()}; app state ({', '.join(map(repr, shared))}) is shared by every "
+            "user of the app and is the operator's to set. Drop the app: keys, or ask an operator"
+        )
 
 
 async def get_session(call: Call) -> SessionDetail:

@@ -73,7 +73,7 @@ class ListSessionsQuery(_Body):
 
 class CreateSessionBody(_Body):
     session_id: str | None = Field(None, description="the new session's id; omitted: a new random id")
-    state: dict[str, Any] | None = Field(None, description="initial state (app:, user: and session keys)")
+    state: dict[str, Any] | None = Field(None, description="initial state: session and user: keys; app: keys (shared by every user) need the operator role")
 
 
 class Deleted(BaseModel):

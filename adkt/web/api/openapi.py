@@ -14,8 +14,9 @@ from .routes import PATH_PARAMS, PREFIX, Endpoint
 
 REF = "#/components/schemas/{model}"
 _REASONS = {400: "Bad input (an id, JSON)", 401: "No or bad credentials (Authorization: Bearer ...)",
-            403: "Not allowed: another user's data, an operator's endpoint, or a cross-site request",
+            403: "Not allowed: another user's data, an operator's endpoint or app: state, or a cross-site request",
             404: "Not found", 405: "Method not allowed", 409: "Conflict",
+            413: "The body is larger than the server's limit (ADK_MAX_BODY_BYTES)",
             422: "The body or query does not match its schema", 502: "The turn failed",
             503: "Temporal is unavailable, or the workflow cannot make progress"}  # fmt: skip
 
@@ -74,7 +75,7 @@ def _operation(e: Endpoint, refs: dict[Any, Any], defs: dict[str, Any]) -> dict[
     error_ref = refs[(ErrorBody, "serialization")]
     if e.operator:
         op["description"] = (op.get("description", "") + " Needs the operator role.").strip()
-    for status in sorted({*e.errors, 401, 403, 500}):
+    for status in sorted({*e.errors, 401, 403, 500, *((413,) if e.body is not None else ())}):
         op["responses"][str(status)] = {
             "description": _REASONS.get(status, "A bug: the message and the server log say what"),
             "content": {"application/json": {"schema": error_ref}},

@@ -2,7 +2,7 @@
 request is (API keys, OIDC bearer tokens) and what they may reach. docs/security.md says who can do
 what and how to configure it."""
 
-from ._guard import CrossSiteGuard, HostAllowlist
+from ._guard import CrossSiteGuard, HostAllowlist, HostGuard
 from .access import WebAccess, default_hosts, is_loopback, web_access
 from .keys import ApiKeys
 from .oidc import OidcVerifier
@@ -16,7 +16,7 @@ from .principal import (
 )
 
 __all__ = [
-    "ApiKeys", "AuthError", "CrossSiteGuard", "ForbiddenError", "HostAllowlist", "IssuerUnavailableError",
+    "ApiKeys", "AuthError", "CrossSiteGuard", "ForbiddenError", "HostAllowlist", "HostGuard", "IssuerUnavailableError",
     "OidcVerifier", "Principal", "WebAccess", "default_hosts", "is_loopback", "principal_of", "require_operator",
     "web_access",
 ]  # fmt: skip

@@ -74,21 +74,10 @@ class CrossSiteGuard:
 
     def check(self, method: str, headers: Headers) -> tuple[int, str, str] | None:
         """(status, error kind, message) when the request is refused, else None."""
+        refused = host_refusal(self.hosts, headers)
+        if refused is not None:
+            return refused
         host = headers.get("host", "")
-        hostname = _hostname(host)
-        if not hostname:
-            return 400, "HostNotAllowed", "the request has no Host header; send one naming this server"
-        if not self.hosts.allows(hostname):
-            allowed = ", ".join(self.hosts.names)
-            return (
-                400,
-                "HostNotAllowed",
-                (
-                    f"this server does not answer for host {hostname!r} (a guard against DNS rebinding); it answers "
-                    f"for {allowed}. If {hostname!r} is a name of this server, allow it: --allowed-host {hostname} "
-                    f"or ADK_ALLOWED_HOSTS={hostname} (docs/security.md)"
-                ),
-            )
         if method.upper() in SAFE_METHODS:
             return None
         fetch_site = headers.get("sec-fetch-site")
@@ -125,6 +114,43 @@ class CrossSiteGuard:
                     ),
                 )
         return None
+
+
+class HostGuard:
+    """The Host allowlist alone, for a server that other origins call on purpose with CORS (the codec
+    server: the Temporal UI POSTs to it from its own origin), where CrossSiteGuard's same-origin rule
+    for writes would refuse its one client. DNS rebinding is still refused: the rebinding page's
+    requests carry its own name as Host."""
+
+    def __init__(self, app: ASGIApp, hosts: HostAllowlist) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = host_refusal(self.hosts, Headers(scope=scope)) if scope["type"] in ("http", "websocket") else None
+        if refused is not None:
+            status, kind, message = refused
+            await refuse(scope, receive, send, status, {"error": kind, "message": message})
+            return
+        await self.app(scope, receive, send)
+
+
+def host_refusal(hosts: HostAllowlist, headers: Headers) -> tuple[int, str, str] | None:
+    """(status, error kind, message) when the request's Host is not one ``hosts`` allows, else None."""
+    hostname = _hostname(headers.get("host", ""))
+    if not hostname:
+        return 400, "HostNotAllowed", "the request has no Host header; send one naming this server"
+    if hosts.allows(hostname):
+        return None
+    return (
+        400,
+        "HostNotAllowed",
+        (
+            f"this server does not answer for host {hostname!r} (a guard against DNS rebinding); it answers "
+            f"for {', '.join(hosts.names)}. If {hostname!r} is a name of this server, allow it: --allowed-host "
+            f"{hostname} or ADK_ALLOWED_HOSTS={hostname} (docs/security.md)"
+        ),
+    )
 
 
 async def refuse(

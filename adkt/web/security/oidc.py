@@ -29,6 +29,9 @@ log = logging.getLogger("adkt.web.security")
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 """Asymmetric algorithms only: ``none`` and the HMAC ones (a public key misused as a shared secret) never verify."""
 LEEWAY_SECONDS = 30
+KEY_ALGORITHMS = {"RSA": ALGORITHMS[:6], "EC": ("ES256", "ES384", "ES512"), "OKP": ("EdDSA",)}
+"""The algorithms each kind of key (JWK ``kty``) verifies. PyJWT handed a key of another kind raises
+TypeError or ValueError rather than a token error, so a token's ``alg`` is checked against its key first."""
 
 
 class OidcVerifier:
@@ -61,6 +64,7 @@ class OidcVerifier:
             timeout_seconds,
         )
         self._keys: jwt.PyJWKSet | None = None
+        self._published: dict[str, str] = {}  # kid -> the alg the issuer publishes for it, when it does
         self._fetched_at = float("-inf")
         self._error: str | None = None
         self._lock = asyncio.Lock()
@@ -79,6 +83,14 @@ class OidcVerifier:
                 f"the token is signed with {algorithm!r}; this server accepts {', '.join(self.algorithms)}"
             )
         key = await self._key(header.get("kid"))
+        kid = key.key_id
+        published = self._published.get(kid) if kid is not None else None
+        fits = algorithm == published if published else algorithm in KEY_ALGORITHMS.get(key.key_type or "", ())
+        if not fits:
+            raise AuthError(
+                f"the token is signed with {algorithm!r}, which does not fit the issuer's key {kid!r} "
+                f"({key.key_type}" + (f", for {published}" if published else "") + "); get a token from the issuer"
+            )
         try:
             claims = jwt.decode(
                 token, key.key, algorithms=[algorithm], audience=self.audience, issuer=self.issuer,
@@ -92,6 +104,8 @@ class OidcVerifier:
             raise AuthError(f"the token was not issued by {self.issuer!r}") from None
         except jwt.InvalidTokenError as e:
             raise AuthError(f"the token is not valid: {e}") from None
+        except (jwt.PyJWTError, TypeError, ValueError) as e:  # anything else a made-up token trips in PyJWT: 401, not 500
+            raise AuthError(f"the token cannot be verified with the issuer's key: {e}") from None
         try:
             user = validate_id("user id", claims["sub"])
         except InvalidInputError as e:
@@ -132,7 +146,9 @@ class OidcVerifier:
                     self._error
                 )  # the issuer failed just now: do not ask it again yet
             try:
-                self._keys = jwt.PyJWKSet.from_dict(await self._fetch_jwks())
+                jwks = await self._fetch_jwks()
+                self._keys = jwt.PyJWKSet.from_dict(jwks)
+                self._published = _published_algorithms(jwks)
             except (httpx.HTTPError, ValueError, jwt.PyJWKSetError, KeyError) as e:
                 self._fetched_at = time.monotonic()  # a failing issuer is asked again only after the bound
                 if self._keys is not None:
@@ -166,6 +182,15 @@ class OidcVerifier:
         if not isinstance(jwks, dict):
             raise ValueError("the JWKS is not a JSON object")
         return jwks
+
+
+def _published_algorithms(jwks: dict[str, Any]) -> dict[str, str]:
+    """kid -> alg of the keys that name both (PyJWK guesses an alg when none is published: RS256 for any
+    RSA key, which would refuse a PS256 token the issuer meant)."""
+    keys = jwks.get("keys")
+    entries = keys if isinstance(keys, list) else []
+    return {k["kid"]: k["alg"] for k in entries
+            if isinstance(k, dict) and isinstance(k.get("kid"), str) and isinstance(k.get("alg"), str)}  # fmt: skip
 
 
 def _roles(claim: object) -> set[str]:

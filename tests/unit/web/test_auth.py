@@ -5,7 +5,10 @@ loopback without authentication does not start unless --insecure says so."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -153,9 +156,26 @@ def _unsigned(issuer: Issuer) -> str:
     )
 
 
+def _alg_for_another_kind_of_key(alg: str) -> Callable[[Issuer], str]:
+    """A token whose header names the issuer's RSA key but an EC or OKP algorithm (the signature is junk:
+    nobody needs a key to send this). PyJWT given the RSA key for it raised TypeError: a 500."""
+
+    def make(issuer: Issuer) -> str:
+        def part(d: dict) -> str:
+            return base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+
+        return f"{part({'alg': alg, 'kid': issuer.current, 'typ': 'JWT'})}.{part({'sub': 'ana'})}.AAAA"
+
+    return make
+
+
 @pytest.mark.parametrize(
     ("make", "says"),
     [
+        (_alg_for_another_kind_of_key("ES256"), "'ES256', which does not fit the issuer's key"),
+        (_alg_for_another_kind_of_key("EdDSA"), "'EdDSA', which does not fit the issuer's key"),
+        # Signed with the issuer's own RSA key, but the issuer publishes that key for RS256 only.
+        (lambda i: i.token("ana", algorithm="PS256"), "'PS256', which does not fit the issuer's key .* for RS256"),
         (lambda i: i.token("ana", expires_in=-120), "expired"),
         (lambda i: i.token("ana", aud="another-api"), "not for this server"),
         (lambda i: i.token("ana", iss="https://evil.example"), "not issued by"),
@@ -172,6 +192,16 @@ async def test_bad_tokens_are_refused_with_the_reason(issuer: Issuer, make, says
     with pytest.raises(AuthError, match=says) as refused:
         await _verifier(issuer).authenticate(make(issuer))
     assert refused.value.status == 401
+
+
+async def test_without_a_published_alg_any_algorithm_of_the_keys_kind_verifies(issuer: Issuer) -> None:
+    published = issuer.jwks
+    issuer.jwks = lambda: {"keys": [{k: v for k, v in key.items() if k != "alg"} for key in published()["keys"]]}  # type: ignore[method-assign]
+    verifier = _verifier(issuer)
+    assert (await verifier.authenticate(issuer.token("ana", algorithm="PS256"))).user == "ana"
+    assert (await verifier.authenticate(issuer.token("ana", algorithm="RS384"))).user == "ana"
+    with pytest.raises(AuthError, match="'ES256', which does not fit the issuer's key .*RSA"):
+        await verifier.authenticate(_alg_for_another_kind_of_key("ES256")(issuer))
 
 
 async def test_rotated_keys_are_fetched_again_within_the_bound(issuer: Issuer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,6 +251,17 @@ async def test_an_unreachable_issuer_is_a_503_and_is_not_hammered(issuer: Issuer
 
 
 # --- through the app --------------------------------------------------------------------------------
+
+
+async def test_a_token_whose_alg_does_not_fit_the_key_is_a_401_not_a_500(issuer: Issuer) -> None:
+    app = create_site(None, SimulatorService(), access=web_access(
+        "127.0.0.1", WebSettings(oidc_issuer=issuer.url, oidc_audience=AUDIENCE)))  # fmt: skip
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        for alg in ("ES256", "ES384", "EdDSA"):
+            token = _alg_for_another_kind_of_key(alg)(issuer)
+            refused = await http.get("/api/sessions", headers={"Authorization": f"Bearer {token}"})
+            assert refused.status_code == 401 and "does not fit" in refused.json()["message"], refused.text
 
 
 async def test_with_auth_configured_data_needs_credentials_and_pages_do_not(issuer: Issuer) -> None:
