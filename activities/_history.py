@@ -59,11 +59,18 @@ class StoredEventsCache:
             if found is not None and not (skipping and has_compaction(cached[found + 1:])):
                 return cached[: found + 1]
             if found is None:
+                size = len(cached)
                 after = cached[-1].id if cached else None  # an empty prefix: a session created here
                 newer = await self._read(key, GetSessionConfig(after_event_id=after, through_event_id=event_id))
                 if newer and newer[-1].id == event_id and not (skipping and has_compaction(newer)):
-                    self._grow(key, cached, newer)
-                    return list(cached)
+                    if self._events.get(key) is cached and (cached[-1].id if cached else None) == after:
+                        self._grow(key, cached, newer)
+                        return list(cached)
+                    # Another read of the session (a ParallelAgent's branches miss together) or a
+                    # ride-along write grew the list, or it was replaced or dropped, while this read
+                    # awaited: growing it again would repeat events. What was cached then, and what
+                    # this read found after it, are still the answer.
+                    return cached[:size] + newer
         events = await self._read(key, GetSessionConfig(through_event_id=event_id, skip_compacted=skip_compacted))
         if not events or events[-1].id != event_id:
             self.invalidate(key)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import abc
 import copy
 import json
+import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
+from pydantic_core import PydanticSerializationError, SchemaSerializer
 
 from ..errors import EventConflictError, InvalidInputError, UnsupportedOperationError
 from ..flow.contents import without_compacted
@@ -172,6 +175,17 @@ def prepare_event_for_storage(event: Event) -> Event | None:
     delta = event.actions.state_delta
     if delta:
         validate_state_delta(delta)
+    # Typed float fields: JSON writes a NaN or Infinity there as null (model_json catches the rest),
+    # and an event stored so would not read back.
+    compaction = event.actions.compaction
+    times = [event.timestamp]
+    if compaction is not None:
+        times += [compaction.start_timestamp, compaction.end_timestamp]
+    if not all(map(math.isfinite, times)):
+        raise InvalidInputError(
+            f"event {event.id!r} has a NaN or infinite timestamp (or compaction range), which JSON "
+            "cannot hold; give seconds since the epoch. Nothing was written"
+        )
     return event
 
 
@@ -206,8 +220,86 @@ def stored_form(event: Event) -> Event:
 
 
 def stored_copy_json(event: Event) -> str:
-    """The event as stored (without temp: keys), as JSON; the event itself is not changed."""
-    return stored_form(event).model_dump_json()
+    """The event as stored (without temp: keys), as JSON; the event itself is not changed. An event
+    JSON cannot hold (NaN, Infinity, a lone surrogate) is an InvalidInputError (``model_json``)."""
+    return model_json(stored_form(event), f"event {event.id!r}")
+
+
+def model_json(model: BaseModel, what: str) -> str:
+    """``model.model_dump_json()``, for storing: what JSON cannot hold is an InvalidInputError naming
+    ``what`` (and, for NaN or Infinity, where in it), never text that reads back as something else.
+
+    pydantic writes NaN and Infinity as null by default: stored that way, a value would come back as
+    None with no error anywhere. Here the values of no declared type (state deltas, metadata, tool
+    arguments and results: where outside data goes) are written as the JS constants instead, so
+    finding them costs a substring scan of the output; only when one of those words is there
+    (possibly inside a string) is the text parsed to tell. Typed float fields still write null:
+    ``prepare_event_for_storage`` checks an event's.
+    """
+    serializer = _constants_serializer(type(model))
+    try:
+        text = model.model_dump_json() if serializer is None else serializer.to_json(model).decode()
+    except PydanticSerializationError as e:
+        raise InvalidInputError(
+            f"{what} is not JSON-serializable ({e}); metadata and payloads must be plain JSON values, "
+            "and text must be valid Unicode (no unpaired surrogate)"
+        ) from None
+    # One-character tests first: a single memchr each, where the word searches take microseconds on
+    # a long event; JSON's own words (keys, true, null) hold no capital N or I.
+    if ("N" in text and "NaN" in text) or ("I" in text and "Infinity" in text):
+        found = _non_finite_paths(json.loads(text, parse_constant=_NonFinite))
+        if found:
+            raise InvalidInputError(
+                f"{what} holds {_listed(found)}, which JSON (and so Postgres jsonb) cannot hold; use None or "
+                "a string instead. Nothing was written"
+            )
+    return text
+
+
+_CONSTANTS_SERIALIZERS: weakref.WeakKeyDictionary[type[BaseModel], SchemaSerializer | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _constants_serializer(cls: type[BaseModel]) -> SchemaSerializer | None:
+    """A serializer of ``cls`` run with the model's config plus ``ser_json_inf_nan="constants"``.
+
+    Built from the model's own core schema, so pydantic reuses the model's serializer and the output
+    is ``model_dump_json()``'s: only the run-time config differs, and that is what values of no
+    declared type (``Any``, ``dict[str, Any]``, in nested models too) are written by; a model's own
+    config cannot be changed per call. None (plain ``model_dump_json``) for a schema whose config is
+    not at its top (a recursive model's definitions): no adk type has one. One per class."""
+    if cls in _CONSTANTS_SERIALIZERS:
+        return _CONSTANTS_SERIALIZERS[cls]
+    schema = cls.__pydantic_core_schema__
+    config = schema.get("config") if schema.get("type") == "model" else None
+    serializer = None
+    if config is not None:
+        serializer = SchemaSerializer(schema, {**config, "ser_json_inf_nan": "constants"})
+    _CONSTANTS_SERIALIZERS[cls] = serializer
+    return serializer
+
+
+class _NonFinite(str):
+    """A NaN or Infinity constant as ``json.loads`` parsed it (``parse_constant``)."""
+
+
+def _non_finite_paths(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """The dotted paths of the _NonFinite values in parsed JSON, with the constant at each."""
+    if isinstance(value, _NonFinite):
+        return [(path, str(value))]
+    if isinstance(value, dict):
+        return [
+            found for key, item in value.items() for found in _non_finite_paths(item, f"{path}.{key}" if path else str(key))
+        ]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _non_finite_paths(item, f"{path}[{i}]")]
+    return []
+
+
+def _listed(found: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{token} at {path or '(the value)'}" for path, token in found[:5]) + (
+        f" and {len(found) - 5} more" if len(found) > 5 else "")
 
 
 def stored_content(stored_json: str) -> Any:

@@ -119,31 +119,46 @@ class InMemorySessionService(SessionService):
             if not any(e.id == event.id for e in session.events):
                 apply_event_to_session(session, event)
             return event
+        # Serialized before anything changes: an event JSON cannot hold (NaN, a lone surrogate) is an
+        # InvalidInputError with nothing written, its state delta included.
+        self._write(key, stored, session, event, stored_copy_json(event))
+        return event
+
+    async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
+        """All or nothing: every event is checked (its delta, and an id already stored or repeated
+        in the batch with other content) and serialized before any is written."""
+        validate_session_key(session.app_name, session.user_id, session.id)
+        events = [e for e in events if prepare_event_for_storage(e) is not None]
+        key = (session.app_name, session.user_id, session.id)
+        stored = self._stored(key)
+        stored_json = self._event_json[key]
+        new_json: dict[str, str] = {}
+        for event in unique_events(events):
+            if event.id in stored_json:
+                check_repeat(stored_json[event.id], event)
+            else:
+                new_json[event.id] = stored_copy_json(event)
+        # No await from here on: nothing can interleave with the writes.
+        for event in events:
+            text = new_json.pop(event.id, None)
+            if text is None:  # stored before, or earlier in this batch: a repeat
+                await self.append_event(session, event)
+            else:
+                self._write(key, stored, session, event, text)
+        return events
+
+    def _write(self, key: _Key, stored: Session, session: Session, event: Event, text: str) -> None:
+        """Store a new event (its JSON already made: nothing here can fail) and apply it to ``session``."""
         app_delta, user_delta, session_delta = split_delta(event.actions.state_delta)
         if app_delta:
             self._app_state.setdefault(session.app_name, {}).update(copy.deepcopy(app_delta))
         if user_delta:
             self._user_state.setdefault((session.app_name, session.user_id), {}).update(copy.deepcopy(user_delta))
         stored.state.update(copy.deepcopy(session_delta))
-        text = stored_copy_json(event)
         stored.events.append(_frozen(text))
         stored.last_update_time = event.timestamp
         self._event_json[key][event.id] = text
         apply_event_to_session(session, event)
-        return event
-
-    async def append_events(self, session: Session, events: list[Event]) -> list[Event]:
-        """All or nothing: every event is checked (its delta, and an id already stored or repeated
-        in the batch with other content) before any is written."""
-        validate_session_key(session.app_name, session.user_id, session.id)
-        events = [e for e in events if prepare_event_for_storage(e) is not None]
-        key = (session.app_name, session.user_id, session.id)
-        self._stored(key)
-        stored_json = self._event_json[key]
-        for event in unique_events(events):
-            if event.id in stored_json:
-                check_repeat(stored_json[event.id], event)
-        return [await self.append_event(session, event) for event in events]
 
     def _stored(self, key: _Key) -> Session:
         stored = self._sessions.get(key)

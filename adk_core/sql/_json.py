@@ -13,10 +13,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
 from sqlalchemy.dialects.postgresql import JSONB
 
 from adk_core.errors import InvalidInputError
+from adk_core.sessions.base import model_json
 
 # An escaped NUL (\u0000) not itself preceded by an escaping backslash: jsonb rejects it.
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
@@ -49,14 +49,9 @@ def dumps(value: Any, what: str) -> str:
 
 
 def dumps_model(model: BaseModel, what: str) -> str:
-    """JSON for a pydantic model (bytes as base64, as the model's config says)."""
-    try:
-        text = model.model_dump_json()
-    except PydanticSerializationError as e:
-        raise InvalidInputError(
-            f"{what} is not JSON-serializable ({e}); metadata and payloads must be plain JSON values"
-        ) from None
-    return _check_nul(text, what)
+    """JSON for a pydantic model (bytes as base64, as the model's config says). A NaN or Infinity
+    in it is refused by name (``model_json``), not written as null as pydantic would."""
+    return _check_nul(model_json(model, what), what)
 
 
 def jsonb(text: str) -> sa.ColumnElement[Any]:

@@ -12,7 +12,8 @@ a retry after a failure anywhere is safe.
 Streamed partials are found by their stream id, which starts with the conversation's workflow id
 (``workflows.contracts.session_workflow_id``) or the run's (``adk-run/app/user/session/...``);
 ``stream_prefixes`` rebuilds those prefixes here (adk_core does not import workflows; a test keeps
-the two in step).
+the two in step). A session's delete leaves the streams of its user's sessions whose ids extend its
+own after a '#' (``_streams_of``).
 """
 
 from __future__ import annotations
@@ -89,9 +90,7 @@ async def _erase(
         "adk_eval_trials": sa.delete(eval_trials).where(
             *of(eval_trials, app="session_app_name", user="session_user_id")
         ),
-        "adk_stream_chunks": sa.delete(stream_chunks).where(
-            sa.or_(*[sa.func.starts_with(stream_chunks.c.stream_id, p) for p in stream_prefixes(app_name, user_id, session_id)])
-        ),
+        "adk_stream_chunks": sa.delete(stream_chunks).where(_streams_of(app_name, user_id, session_id)),
     }
     if session_id is None:
         statements["adk_user_states"] = sa.delete(user_states).where(*of(user_states))
@@ -102,6 +101,37 @@ async def _erase(
         result = await conn.execute(statement)
         deleted[table] = result.rowcount or 0
     return deleted
+
+
+def _streams_of(app_name: str, user_id: str, session_id: str | None) -> sa.ColumnElement[bool]:
+    """The stream rows of a user's or a session's conversations and runs: prefix matches, which
+    the (stream_id, id) index serves.
+
+    A conversation's stream id is its workflow id, '#', then the message id, and ids may hold '#'
+    (it is not escaped): the prefix of session 's' ('adk-session/app/user/s#') also starts every
+    stream of session 's#1' ('adk-session/app/user/s#1#m'). Such a stream is taken to belong to
+    the stored session with the longest workflow id that starts it, so a session's delete leaves
+    the streams of its user's sessions named '<its id>#...'. (Message '1#m' of session 's' has the
+    same stream id as message 'm' of 's#1': while 's#1' exists, it is taken as 's#1''s.) Run stream
+    ids end the session id with '/', which is escaped: their prefix is exact."""
+    conversations, runs = (
+        sa.func.starts_with(stream_chunks.c.stream_id, p) for p in stream_prefixes(app_name, user_id, session_id)
+    )
+    if session_id is None:
+        return sa.or_(conversations, runs)
+    other = sessions.alias("other")
+    other_prefix = (
+        sa.literal(stream_prefixes(app_name, user_id)[0], sa.Text)
+        + sa.func.replace(sa.func.replace(other.c.id, "%", "%25"), "/", "%2F")
+        + "#"
+    )
+    owned_by_longer = sa.exists().where(
+        other.c.app_name == app_name,
+        other.c.user_id == user_id,
+        sa.func.starts_with(other.c.id, session_id + "#"),
+        sa.func.starts_with(stream_chunks.c.stream_id, other_prefix),
+    )
+    return sa.or_(sa.and_(conversations, sa.not_(owned_by_longer)), runs)
 
 
 def _not_user_scoped(session_id: str | None) -> list[sa.ColumnElement[bool]]:

@@ -10,11 +10,12 @@ in autocommit, and runs pre-compiled SQL on the psycopg connection underneath: t
 connect arguments and pool limits as the engine (a held connection counts against its pool).
 
 One set per engine, shared by every store on it, so a store made per request holds nothing more.
-``engine.dispose()`` returns them to the pool. When every held connection is busy, a call runs on
-an ordinary pooled connection instead of waiting, so holding never slows a burst down. A
-connection that breaks, or that a cancellation leaves mid-statement, is invalidated and replaced
-on next use. Errors are raised as SQLAlchemy ``DBAPIError`` s, as the engine raises them, so
-``store_errors`` sorts them the same way.
+``engine.dispose()`` returns them to the pool. The set does not keep its engine alive: a disposed
+engine no one uses any more is collected, and its set with it. When every held connection is
+busy, a call runs on an ordinary pooled connection instead of waiting, so holding never slows a
+burst down. A connection that breaks, or that a cancellation leaves mid-statement, is invalidated
+and replaced on next use. Errors are raised as SQLAlchemy ``DBAPIError`` s, as the engine raises
+them, so ``store_errors`` sorts them the same way.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def held_connections(engine: AsyncEngine, size: int = HELD_PER_ENGINE) -> HeldCo
     held = _BY_ENGINE.get(engine.sync_engine)
     if held is None:
         held = _BY_ENGINE[engine.sync_engine] = HeldConnections(engine, size)
+    elif held._engine_ref() is None:  # made with another AsyncEngine of this sync engine, since collected
+        held._engine_ref = weakref.ref(engine)
     return held
 
 
@@ -64,7 +67,11 @@ class HeldConnections:
     """Up to ``size`` autocommit connections from ``engine``'s pool, for ``fetch_first_rows``."""
 
     def __init__(self, engine: AsyncEngine, size: int = HELD_PER_ENGINE) -> None:
-        self._engine = engine
+        # Weakly: _BY_ENGINE keeps this set while the engine lives, and an engine held from here
+        # would live (with its pool) as long as the process. Once disposed (nothing held), an
+        # engine no one else uses is collected, and its entry goes with it. A held connection does
+        # refer to its engine: an engine dropped without dispose() while holding stays.
+        self._engine_ref = weakref.ref(engine)
         self._size = size
         self._free: list[_Held] = []
         self._held = 0
@@ -117,7 +124,7 @@ class HeldConnections:
         held = await self._take()
         if held is None:
             # Every held connection is busy: an ordinary pooled one.
-            async with self._engine.connect() as pooled:
+            async with self._engine().connect() as pooled:
                 yield pooled, None
             return
         pooled, driver = held
@@ -140,7 +147,7 @@ class HeldConnections:
             return None
         self._held += 1
         try:
-            pooled = await self._engine.connect()
+            pooled = await self._engine().connect()
         except BaseException:
             self._held -= 1
             raise
@@ -152,6 +159,12 @@ class HeldConnections:
             await self._release(pooled, invalidate=False)
             raise
         return pooled, driver
+
+    def _engine(self) -> AsyncEngine:
+        engine = self._engine_ref()
+        # Callers reach this set through held_connections(engine), and hold that engine meanwhile.
+        assert engine is not None, "the engine of held connections was collected while in use"
+        return engine
 
     async def _give_back(self, held: _Held, generation: int) -> None:
         if generation == self._generation:

@@ -91,6 +91,44 @@ async def test_a_list_evicted_while_its_read_was_awaited_is_not_counted() -> Non
     assert cache._total == _counted(cache) == 0
 
 
+async def test_two_reads_missing_at_once_add_the_new_events_once() -> None:
+    """Two model calls of one session on one worker (a ParallelAgent's branches) both miss the
+    cache and read the same new events: the first to finish adds them, the second must not again."""
+    sessions = PausedReads()
+    cache = StoredEventsCache(sessions)
+    key = ("a", "u", "s1")
+    first = await _store(sessions, "s1", 3)
+    await cache.through(key, first[-1])
+    later = await _store(sessions, "s1", 3)  # stored by another worker
+    sessions.pause = True
+    reads = [asyncio.ensure_future(cache.through(key, later[-1])) for _ in range(2)]
+    await asyncio.sleep(0)  # both reads of the events after first[-1] are under way
+    sessions.gate.set()
+    assert [[e.id for e in events or []] for events in await asyncio.gather(*reads)] == [first + later] * 2
+    sessions.pause = False
+    assert [e.id for e in await cache.through(key, later[-1]) or []] == first + later
+    assert cache._total == _counted(cache) == 6
+
+
+async def test_a_read_awaited_while_a_ride_along_write_extends_the_list_adds_nothing_twice() -> None:
+    sessions = PausedReads()
+    cache = StoredEventsCache(sessions)
+    key = ("a", "u", "s1")
+    first = await _store(sessions, "s1", 2)
+    await cache.through(key, first[-1])
+    later = await _store(sessions, "s1", 2)
+    sessions.pause = True
+    read = asyncio.ensure_future(cache.through(key, later[-1]))
+    await asyncio.sleep(0)  # the read is under way; this worker's write of the same events extends the list
+    sessions.pause = False
+    stored = await sessions.get_session(app_name="a", user_id="u", session_id="s1")
+    assert stored is not None and cache.extend(key, first[-1], stored.events[2:])
+    sessions.gate.set()
+    assert [e.id for e in await read or []] == first + later
+    assert [e.id for e in cache._events[key]] == first + later
+    assert cache._total == _counted(cache) == 4
+
+
 
 def _random_event(rng: random.Random, n: int, t: float) -> Event:
     if rng.random() < 0.15:

@@ -113,3 +113,33 @@ async def test_a_copy_of_a_deleted_users_session_cannot_append(engine: AsyncEngi
     await sessions.delete_user(app_name=app_name, user_id="u")
     with pytest.raises(SessionNotFoundError):
         await sessions.append_event(session, Event(id="late", author="user", timestamp=2.0))
+
+
+async def test_a_sessions_delete_leaves_the_streams_of_sessions_whose_ids_extend_its_own(
+    engine: AsyncEngine, app_name: str
+) -> None:
+    """'#' joins a conversation's workflow id and a message id in its stream ids, and ids may hold
+    it: session 's' shares its stream-id prefix with 's#1', whose streamed partials its delete must
+    leave (and the other way round)."""
+    sessions = DatabaseSessionService(engine, sealer=None)
+    sids = ("s", "s#1", "s#a/b%", "t")  # '/' and '%' escaped in the workflow id
+    streams = {sid: turn_stream_id(session_workflow_id(app_name, "u", sid), "m") for sid in sids}
+    for sid in sids:
+        await sessions.create_session(app_name=app_name, user_id="u", session_id=sid)
+    async with engine.begin() as conn:
+        await conn.execute(sa.insert(stream_chunks), [
+            {"stream_id": stream, "call": 0, "attempt": 0, "seq": 0, "after_events": 0, "kind": "partial",
+             "event": {}, "create_time": time.time()} for stream in streams.values()])
+
+    async def left() -> set[str]:
+        async with engine.connect() as conn:
+            found = await conn.execute(sa.select(stream_chunks.c.stream_id).where(
+                sa.func.starts_with(stream_chunks.c.stream_id, stream_prefixes(app_name, "u")[0])))
+            return set(found.scalars())
+
+    await sessions.delete_session(app_name=app_name, user_id="u", session_id="s")
+    assert await left() == {streams["s#1"], streams["s#a/b%"], streams["t"]}
+    await sessions.delete_session(app_name=app_name, user_id="u", session_id="s#1")
+    assert await left() == {streams["s#a/b%"], streams["t"]}
+    await sessions.delete_session(app_name=app_name, user_id="u", session_id="s#a/b%")
+    assert await left() == {streams["t"]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import warnings
+import weakref
 
 import pytest
 import sqlalchemy as sa
@@ -69,6 +70,23 @@ async def test_stores_sharing_an_engine_hold_two_connections_between_them_and_di
     await stores[1].append_event(session, event("after-dispose"))
     assert (await stored_ids(stores[1], app_name, session.id))[-1] == "after-dispose"
     await engine.dispose()
+
+
+async def test_a_closed_services_engine_is_not_kept_alive_by_its_held_connections(
+    migrated_url: str, app_name: str
+) -> None:
+    """The set of held connections is kept per engine while the engine lives: it must not be what
+    keeps the engine (and its pool) alive, or every service built from a URL and closed stays."""
+    engines = []
+    for i in range(3):
+        service = DatabaseSessionService(migrated_url)
+        session = await service.create_session(app_name=app_name, user_id="u", session_id=f"s{i}")
+        await service.append_event(session, event("e1"))  # holds a connection
+        engines.append(weakref.ref(service.engine.sync_engine))
+        await service.close()
+        del service, session
+    gc.collect()
+    assert [engine() for engine in engines] == [None] * 3
 
 
 async def test_appends_beyond_the_held_connections_run_on_pooled_ones(engine: AsyncEngine, app_name: str) -> None:

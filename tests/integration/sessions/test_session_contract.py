@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import random
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -22,7 +24,7 @@ from adk_core.flow.contents import without_compacted
 from adk_core.sessions import GetSessionConfig, InMemorySessionService, Session, SessionService
 from adk_core.sessions.base import select_events
 from adk_core.sessions.sql import DatabaseSessionService
-from adk_core.types import Blob, Content, Event, EventActions, EventCompaction, Part
+from adk_core.types import Blob, Content, Event, EventActions, EventCompaction, FunctionResponse, Part
 
 
 @pytest_asyncio.fixture
@@ -501,6 +503,44 @@ async def test_invalid_deltas_are_refused_and_nothing_is_written(
     with pytest.raises(error):
         await service.create_session(app_name=app_name, user_id="u", state=delta)
     assert len((await service.list_sessions(app_name=app_name)).sessions) == 1
+
+
+def _answer(response: dict[str, Any]) -> Content:
+    return Content(role="user", parts=[Part(function_response=FunctionResponse(name="f", response=response))])
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"custom_metadata": {"score": math.nan, "bound": math.inf}}, "NaN at custom_metadata.score"),
+        ({"content": _answer({"rows": [1.5, -math.inf]})}, "-Infinity at content.parts[0].function_response.response.rows[1]"),
+        ({"actions": EventActions(state_delta={"ok": 1, "user:v": math.nan})}, "NaN at actions.state_delta.user:v"),
+        ({"timestamp": math.inf}, "infinite timestamp"),
+        ({"content": Content.user("half an emoji \ud83d")}, "surrogate"),
+    ],
+)
+async def test_an_event_json_cannot_hold_is_refused_by_name_and_nothing_is_written(
+    service: SessionService, app_name: str, fields: dict[str, Any], named: str
+) -> None:
+    """NaN and Infinity have no JSON form (pydantic would write null: the value would come back as
+    None), nor has a lone surrogate: an InvalidInputError naming where, before anything changes,
+    the event's state delta included; in a batch, before any event of it is written."""
+    session = await service.create_session(app_name=app_name, user_id="u", state={"ok": 0})
+    delta = EventActions(state_delta={"ok": 1, "user:seen": True, "app:hits": 7})
+    fields = {"timestamp": 1.0, "actions": delta, **fields}
+    bad = Event(id="bad", author="model", invocation_id="i", **fields)
+    for append in (lambda: service.append_event(session, bad),
+                   lambda: service.append_events(session, [event("good", 1.0, {"ok": 2}), bad])):
+        with pytest.raises(InvalidInputError, match=re.escape(named)):
+            await append()
+        stored = await reget(service, session)
+        assert stored.events == [] and stored.state == {"ok": 0}
+        assert await service.get_app_state(app_name=app_name) == {}
+        assert session.events == [] and session.state == {"ok": 0}
+    # The words themselves, in text, are only text.
+    fine = event("fine", 2.0, {"note": "NaN or Infinity"}, custom_metadata={"label": "-Infinity"})
+    await service.append_event(session, fine)
+    assert (await reget(service, session)).events == [fine]
 
 
 async def test_a_stale_copy_appends_and_merges(service: SessionService, app_name: str) -> None:

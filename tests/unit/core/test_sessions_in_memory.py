@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 from adk_core import Content, Event, EventActions, InMemorySessionService
 from adk_core.errors import AlreadyExistsError, InvalidInputError, SessionNotFoundError
-from adk_core.sessions.base import GetSessionConfig
+from adk_core.sessions.base import GetSessionConfig, model_json
 
 APP, USER = "app", "u1"
 
@@ -145,6 +146,33 @@ async def test_non_json_state_is_refused_before_anything_is_written(service: InM
     assert got is not None and got.events == [] and got.state == {}
     assert await service.get_user_state(app_name=APP, user_id=USER) == {}
     assert session.events == [] and session.state == {}
+
+
+async def test_an_event_json_cannot_hold_writes_nothing_alone_or_in_a_batch(
+    service: InMemorySessionService,
+) -> None:
+    """The event is serialized before its delta is merged; a batch, every event before any is written."""
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    delta = EventActions(state_delta={"count": 1, "user:seen": True, "app:hits": 7})
+    surrogate = _event(2, actions=delta).model_copy(update={"content": Content.user("half an emoji \ud83d")})
+    for bad in (surrogate, _event(2, actions=delta, custom_metadata={"score": math.nan})):
+        for batch in ([bad], [_event(1), bad]):
+            with pytest.raises(InvalidInputError, match="event 'ev-2'"):
+                await (service.append_event(session, bad) if len(batch) == 1 else service.append_events(session, batch))
+            got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert got is not None and got.events == [] and got.state == {}
+            assert session.events == [] and session.state == {}
+
+
+def test_model_json_is_model_dump_json_for_what_json_can_hold() -> None:
+    """model_json writes untyped NaN and Infinity as constants, to find them: everything else as
+    pydantic does (bytes in metadata as base64, the model's config)."""
+    metadata = {"raw": b"\x00\xff", "n": [1.5, None, "NaN"]}
+    event = _event(1, custom_metadata=metadata, actions=EventActions(state_delta={"k": 2.0}))
+    assert model_json(event, "e") == event.model_dump_json()
+    bad = _event(1, custom_metadata={"n": [1.5, math.nan]}, actions=EventActions(state_delta={"k": math.inf}))
+    with pytest.raises(InvalidInputError, match=r"NaN at custom_metadata\.n\[1\], Infinity at actions\.state_delta\.k"):
+        model_json(bad, "e")
 
 
 async def test_append_to_missing_session_says_to_create_it(service: InMemorySessionService) -> None:
