@@ -20,7 +20,7 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from adk_core import telemetry
-from adk_core.flow.contents import build_contents
+from adk_core.flow.contents import answers_any, build_contents, long_running_calls
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.types import Content, Event
 
@@ -156,12 +156,16 @@ class ContentsMemo:
     prefix are the memo's followed by those of the new events: a model call converts only the
     events stored since the last one instead of the whole conversation. Compactions break that
     (a later compaction hides earlier events), so a log that holds one is built in full, unmemoized.
+    So does a new event answering a long-running call among the memo's events (the answer goes back
+    to the call: adk_core.flow.contents.pair_answers): the prefix is then built in full once.
     Holds at most ``max_entries`` (least recently used dropped first).
     """
 
     def __init__(self, *, max_entries: int = 256) -> None:
         self._max = max_entries
-        self._built: OrderedDict[tuple[_Key, str, str | None], tuple[str, int, list[Content]]] = OrderedDict()
+        self._built: OrderedDict[
+            tuple[_Key, str, str | None], tuple[str, int, list[Content], frozenset[str]]
+        ] = OrderedDict()
 
     def contents(self, key: _Key, events: list[Event], agent_name: str, branch: str | None, *,
                  later: list[Event]) -> list[Content]:
@@ -170,17 +174,22 @@ class ContentsMemo:
             return build_contents(events, agent_name, branch, later=later)
         slot = (key, agent_name, branch)
         start, built = 0, []
+        long_running: frozenset[str] = frozenset()
         memo = self._built.get(slot)
         if memo is not None:
-            last_id, count, memo_contents = memo
+            last_id, count, memo_contents, memo_calls = memo
             if count <= len(events) and events[count - 1].id == last_id:
-                start, built = count, list(memo_contents)
+                start, built, long_running = count, list(memo_contents), memo_calls
         new = events[start:]
         if has_compaction(new):
             self._built.pop(slot, None)
             return build_contents(events, agent_name, branch)
+        if long_running and answers_any(new, long_running):
+            new, built, long_running = events, [], frozenset()  # the answer goes back to its call: all anew
         built.extend(build_contents(new, agent_name, branch))
-        self._built[slot] = (events[-1].id, len(events), built)
+        if any(e.long_running_tool_ids for e in new):
+            long_running |= long_running_calls(new, agent_name)
+        self._built[slot] = (events[-1].id, len(events), built, long_running)
         self._built.move_to_end(slot)
         while len(self._built) > self._max:
             self._built.popitem(last=False)

@@ -9,12 +9,19 @@ stored event that a later compaction covers is left out, and the compaction's su
 once, where the last event it covers was. Whether an event is covered depends only on the
 compaction events after it, so whoever builds the contents of a prefix is given the events after
 it too (``later``): the prefix's part is then exactly what the whole log would give it.
+
+A long-running tool's result is the one exception (``pair_answers``): its final result arrives
+later, as a function response with the call's id, and goes back right after the call, in place of
+the first result, as google-adk does (providers take a tool result only right after its call). So
+contents built for the events after a prefix may simply follow the prefix's unless one of them
+answers a long-running call among the prefix's (``answers_any`` of ``long_running_calls``): then
+the whole log is built again. Sessions without long-running tools never pay for it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Literal
 
 from ..types import REQUEST_CONFIRMATION_FUNCTION, Content, Event, EventCompaction, Part
@@ -127,14 +134,139 @@ def _dumps(value: object) -> str:
 def build_contents(
     events: Iterable[Event], agent_name: str, branch: str | None, *, later: Sequence[Event] = ()
 ) -> list[Content]:
-    """What ``agent_name`` on ``branch`` sees of ``events``, with compactions applied. ``later``: the
-    events stored after them, when building the contents of a prefix of the log."""
+    """What ``agent_name`` on ``branch`` sees of ``events``, with compactions applied and each
+    long-running call's latest result right after it (``pair_answers``). ``later``: the events
+    stored after them, when building the contents of a prefix of the log."""
     contents = []
+    long_running: set[str] = set()
     for event in apply_compactions(list(events), later):
         content = event_to_content(event, agent_name, branch)
         if content is not None:
             contents.append(content)
+            if event.long_running_tool_ids:  # rare: a flag read per event is all the others cost
+                long_running |= long_running_calls((event,), agent_name)
+    if long_running:
+        return pair_answers(contents, long_running)
     return contents
+
+
+def long_running_calls(events: Iterable[Event], agent_name: str) -> frozenset[str]:
+    """The ids of ``agent_name``'s long-running calls among ``events`` (tool confirmation requests,
+    long-running too, are never shown: their answers go nowhere)."""
+    return frozenset(
+        call.id for e in events if e.long_running_tool_ids and e.author == agent_name
+        for call in e.function_calls()
+        if call.id and call.id in e.long_running_tool_ids and call.name != REQUEST_CONFIRMATION_FUNCTION
+    )
+
+
+def answers_any(events: Iterable[Event], call_ids: Collection[str]) -> bool:
+    """Whether one of ``events`` holds a function response to one of ``call_ids``: contents built for
+    ``events`` cannot then simply follow those built for the events that made the calls."""
+    return any(r.id in call_ids for e in events if e.content is not None for r in e.function_responses())
+
+
+def pair_answers(contents: list[Content], long_running: Collection[str]) -> list[Content]:
+    """``contents`` with the latest response to each long-running call right after the call.
+
+    A LongRunningFunctionTool's first result (a ticket) goes to the model as usual; its final result
+    arrives later, as a function response with the same id, after whatever was said meanwhile.
+    Providers take a tool result only in the message right after its call (Anthropic and OpenAI
+    answer 400 otherwise), so, as google-adk does (contents.py,
+    ``_rearrange_events_for_async_function_responses_in_history``), the latest response to a call
+    replaces the earlier ones, in the response content right after the call (or a new user content
+    there). Other parts stay where they are; a content left with no part is left out. A response
+    belongs to the latest call with its id before it, and a response whose call is not shown stays
+    where it is. Only ``long_running`` calls are looked at: any other's response follows its call.
+    Applied again to its own result, it changes nothing.
+    """
+    call_at: dict[str, tuple[int, int]] = {}  # call id -> (content, part) of the latest call with it
+    answers: dict[tuple[int, str], tuple[int, list[tuple[int, int]]]] = {}  # (call content, id) -> (call part, responses)
+    for i, content in enumerate(contents):
+        for j, part in enumerate(content.parts):
+            if part.function_call is not None:
+                if (call_id := part.function_call.id) is not None and call_id in long_running:
+                    call_at[call_id] = (i, j)
+            elif part.function_response is not None:
+                if (call_id := part.function_response.id) is not None and call_id in call_at:
+                    c, k = call_at[call_id]
+                    answers.setdefault((c, call_id), (k, []))[1].append((i, j))
+    moving = {key: found for key, found in answers.items() if len(found[1]) > 1 or found[1][0][0] != key[0] + 1}
+    if not moving:
+        return contents
+    leaving: dict[int, set[int]] = {}  # content -> its parts that go elsewhere (or nowhere)
+    arriving: dict[int, list[tuple[int, str, Part]]] = {}  # call content -> (call part, id, latest response)
+    for (c, call_id), (k, found) in moving.items():
+        for i, j in found:
+            leaving.setdefault(i, set()).add(j)
+        i, j = found[-1]
+        arriving.setdefault(c, []).append((k, call_id, contents[i].parts[j]))
+    paired: list[Content] = []
+    for i, content in enumerate(contents):
+        answers_here = sorted(arriving.get(i - 1, ()), key=lambda a: a[0]) if _is_answer_slot(contents, i) else []
+        gone = leaving.get(i, set())
+        if not answers_here and not gone:
+            paired.append(content)
+        else:
+            waiting = {call_id: part for _, call_id, part in answers_here}
+            parts = []
+            for j, part in enumerate(content.parts):
+                if j not in gone:
+                    parts.append(part)
+                elif part.function_response is not None and part.function_response.id in waiting:
+                    parts.append(waiting.pop(part.function_response.id))  # the latest in the earlier one's place
+            parts.extend(part for call_id, part in waiting.items())
+            if parts:
+                paired.append(Content(role=content.role, parts=parts))
+        if i in arriving and not _is_answer_slot(contents, i + 1):
+            answers_after = sorted(arriving[i], key=lambda a: a[0])
+            paired.append(Content(role="user", parts=[part for _, _, part in answers_after]))
+    return paired
+
+
+def _is_answer_slot(contents: list[Content], i: int) -> bool:
+    """Whether ``contents[i]`` is where the responses to the calls of ``contents[i - 1]`` go: a user
+    content holding function responses, right after a content holding calls."""
+    if i <= 0 or i >= len(contents):
+        return False
+    content = contents[i]
+    return (
+        content.role == "user"
+        and any(p.function_response is not None for p in content.parts)
+        and any(p.function_call is not None for p in contents[i - 1].parts)
+    )
+
+
+def ending_with_answers(contents: list[Content], newest: Event, agent_name: str, branch: str | None) -> list[Content]:
+    """The contents of a model call made right after ``newest``: when it is the user's message
+    answering a long-running call made earlier (``pair_answers`` moved the answer next to the call),
+    what came between the call and the answer is left out of this one call, so the request ends with
+    the answer, as google-adk does (``_rearrange_events_for_latest_function_response``). Otherwise
+    it would end with whatever the model said meanwhile, which Claude 4.6 and later refuse (400: no
+    assistant prefill) and which asks any model to go on from there. Later calls show it all again,
+    in order. Whatever else the message says stays last. ``contents`` itself when nothing is cut.
+    """
+    if newest.author != "user" or newest.content is None:
+        return contents
+    ids = {
+        p.function_response.id for p in newest.content.parts
+        if p.function_response is not None and p.function_response.id
+        and p.function_response.name != REQUEST_CONFIRMATION_FUNCTION
+    }
+    if not ids:
+        return contents
+    at = next(
+        (i for i in range(len(contents) - 1, -1, -1)
+         if any(p.function_response is not None and p.function_response.id in ids for p in contents[i].parts)),
+        None,
+    )
+    if at is None or at == len(contents) - 1:
+        return contents
+    shown = event_to_content(newest, agent_name, branch)
+    rest = shown is not None and any(p.function_response is None for p in shown.parts)
+    if rest and at == len(contents) - 2:
+        return contents
+    return [*contents[: at + 1], *contents[-1:]] if rest else contents[: at + 1]
 
 
 def apply_compactions(events: Sequence[Event], later: Sequence[Event] = ()) -> list[Event]:

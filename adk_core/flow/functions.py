@@ -45,6 +45,13 @@ def long_running_ids(event: Event, tools: dict[str, BaseTool]) -> list[str] | No
     return ids or None
 
 
+def awaited_results(long_running: list[str], response_event: Event | None) -> list[str]:
+    """Which of the ``long_running`` calls ``response_event`` (their step's results) holds no result
+    for: their tools returned None, and the results arrive later, as FunctionResponse messages."""
+    answered = {r.id for r in response_event.function_responses()} if response_event is not None else set()
+    return [call_id for call_id in long_running if call_id not in answered]
+
+
 async def handle_function_calls(
     ctx: InvocationContext,
     agent: LlmAgent,

@@ -7,8 +7,9 @@ far: a turn of n tool calls cost n² (a 300-call turn's last workflow tasks took
 first ones). During an invocation events are only appended, so ``InvocationMemo`` keeps what it
 derived from a prefix of the session's event list and, at the next step, derives only what was
 appended since. Another list, a list trimmed under it (seen by the list's identity and the first and
-last events kept), or a compaction among the new events (it may cover older ones) is derived from
-scratch, as before; the events already kept are not looked at again, so nothing may replace or edit
+last events kept), a compaction among the new events (it may cover older ones), or a new event
+answering a long-running call among the older ones (the answer goes back to the call:
+adk_core.flow.contents.pair_answers) is derived from scratch, as before; the events already kept are not looked at again, so nothing may replace or edit
 them in place (nothing does: the workflow trims its list only between turns). A short list (most
 turns) is derived afresh every time: keeping it would cost more than it saves.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from ..types import Content, Event
-from .contents import build_contents
+from .contents import answers_any, build_contents, long_running_calls
 
 D = TypeVar("D", list[Content], set[str])
 
@@ -35,13 +36,16 @@ class _Kept(Generic[D]):
     """What was derived from ``events[start:count]`` of one list, which is recognised again by
     identity: the list itself and the first and last of those events."""
 
-    __slots__ = ("events", "start", "count", "first", "last", "derived")
+    __slots__ = ("events", "start", "count", "first", "last", "derived", "long_running")
     derived: D
 
-    def __init__(self, events: list[Event], start: int, derived: D) -> None:
+    def __init__(self, events: list[Event], start: int, derived: D, long_running: frozenset[str] = frozenset()) -> None:
         self.events = events
         self.start = start
         self.derived = derived
+        self.long_running = long_running
+        """The long-running calls among the events derived (contents only): a new event answering
+        one is derived from scratch with them."""
         self.first = events[start] if start < len(events) else None
         self.moved_to(events)
 
@@ -77,16 +81,22 @@ class InvocationMemo:
         kept = self._contents.get(key)
         if kept is not None and kept.grown_into(events, start):
             new = events[max(kept.count, start):]
+            long_running = False
             for event in new:
                 if event.actions.compaction is not None:
                     break  # it decides what the events before it show: all are built again with it
+                if event.long_running_tool_ids:
+                    long_running = True
             else:
-                built = kept.derived
-                built.extend(build_contents(new, agent_name, branch))
-                kept.moved_to(events)
-                return list(built)
+                if not (kept.long_running and answers_any(new, kept.long_running)):
+                    built = kept.derived
+                    built.extend(build_contents(new, agent_name, branch))
+                    if long_running:
+                        kept.long_running |= long_running_calls(new, agent_name)
+                    kept.moved_to(events)
+                    return list(built)
         built = build_contents(events[start:], agent_name, branch)
-        self._contents[key] = _Kept(events, start, built)
+        self._contents[key] = _Kept(events, start, built, long_running_calls(events[start:], agent_name))
         return list(built)
 
     def call_ids(self, events: list[Event], invocation_id: str) -> set[str]:

@@ -20,8 +20,9 @@ from ..tools.builtin import TransferToAgentTool
 from ..types import Event, EventActions
 from ..types.event import CallbackResponse, ModelOutput
 from . import history
-from .contents import current_turn_start
+from .contents import current_turn_start, ending_with_answers
 from .functions import (
+    awaited_results,
     confirmation_replies,
     confirmation_request_event,
     ensure_call_ids,
@@ -61,21 +62,24 @@ def _add_contents(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) 
 
     For a session the runtime stores itself, the stored events before the loaded ones go by
     reference (``request.history``), and the loaded ones are marked as a stored prefix that the
-    runtime may send by reference too (adk_core.flow.history).
+    runtime may send by reference too (adk_core.flow.history). Not right after the user's answer to
+    a long-running call made earlier: that call's contents end with the answer
+    (``ending_with_answers``), which no reference stands for, so the loaded events go by value.
     """
     loaded = ctx.session.events
     current_turn_only = agent.include_contents == "none"
     start = current_turn_start(loaded) if current_turn_only else 0
     whole_turn_loaded = current_turn_only and start < len(loaded) and loaded[start].author == "user"
     # Only the events appended since the last step are built (adk_core.flow.incremental).
-    request.contents = ctx.flow_memo.contents(loaded, start, agent.name, ctx.branch)
+    contents = ctx.flow_memo.contents(loaded, start, agent.name, ctx.branch)
+    request.contents = ending_with_answers(contents, loaded[-1], agent.name, ctx.branch) if loaded else contents
     if not ctx.runtime_stores_session:
         return
     cursor = ctx.runtime.history_cursor(ctx)
     if cursor is not None and not (current_turn_only and whole_turn_loaded):
         # Older events are stored but not loaded here: refer to them; the model runtime reads them back.
         request.history = history.reference(ctx, agent.name, cursor, current_turn_only=current_turn_only)
-    if loaded:
+    if loaded and request.contents is contents:
         ref = history.reference(ctx, agent.name, loaded[-1].id, current_turn_only=current_turn_only)
         history.mark_stored_prefix(request, ref, request.contents)
 
@@ -119,21 +123,37 @@ def _add_agent_transfer(agent: LlmAgent, request: LlmRequest) -> None:
 
 
 # --- the loop -------------------------------------------------------------------------------------
+class _Step:
+    """What a step tells the loop besides its events: whether a long-running call it made (or a
+    confirmed call it ran) got no result yet. The model is then not called again: the next request
+    would hold the call without its result, which providers refuse (400). The invocation ends, as
+    it does when that call is the only one (its event is final), and the result arrives later, as a
+    FunctionResponse message."""
+
+    __slots__ = ("awaits_result",)
+
+    def __init__(self) -> None:
+        self.awaits_result = False
+
+
 async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
-    async for event in _resume_confirmed_calls(agent, ctx):
+    step = _Step()
+    async for event in _resume_confirmed_calls(agent, ctx, step=step):
         yield event
         if event.actions.transfer_to_agent or event.is_final_response():
             return
+    if step.awaits_result:
+        return
     while True:
         last: Event | None = None
-        async for event in _run_one_step(agent, ctx):
+        async for event in _run_one_step(agent, ctx, step):
             last = event
             yield event
-        if ctx.end_invocation or last is None or last.partial or last.is_final_response():
+        if ctx.end_invocation or last is None or last.partial or last.is_final_response() or step.awaits_result:
             return
 
 
-async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterator[Event]:
+async def _run_one_step(agent: LlmAgent, ctx: InvocationContext, step: _Step) -> AsyncIterator[Event]:
     await _compact_if_the_prompt_grew(ctx)
     request = await build_request(agent, ctx)
     try:
@@ -161,8 +181,10 @@ async def _run_one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncIterato
             continue
         response_event = await handle_function_calls(ctx, agent, calls, request.tools_dict)
         if response_event is None:
-            continue
-        async for follow_up in _after_tool_responses(agent, ctx, event, response_event):
+            continue  # every call is long-running and waits: the call event is final
+        if event.long_running_tool_ids and awaited_results(event.long_running_tool_ids, response_event):
+            step.awaits_result = True  # the other calls' results are kept; the model waits for all
+        async for follow_up in _after_tool_responses(agent, ctx, event, response_event, step):
             yield follow_up
 
 
@@ -185,13 +207,13 @@ async def _compact_if_the_prompt_grew(ctx: InvocationContext) -> None:
 
 
 async def _after_tool_responses(
-    agent: LlmAgent, ctx: InvocationContext, model_event: Event, response_event: Event
+    agent: LlmAgent, ctx: InvocationContext, model_event: Event, response_event: Event, step: _Step
 ) -> AsyncIterator[Event]:
     yield response_event
     if response_event.actions.requested_tool_confirmations:
         request_event = confirmation_request_event(ctx, agent, model_event, response_event)
         yield request_event
-        async for event in _await_confirmations(agent, ctx, request_event):
+        async for event in _await_confirmations(agent, ctx, request_event, step):
             yield event
         return
     target_name = response_event.actions.transfer_to_agent
@@ -203,7 +225,9 @@ async def _after_tool_responses(
             yield event
 
 
-async def _await_confirmations(agent: LlmAgent, ctx: InvocationContext, request_event: Event) -> AsyncIterator[Event]:
+async def _await_confirmations(
+    agent: LlmAgent, ctx: InvocationContext, request_event: Event, step: _Step
+) -> AsyncIterator[Event]:
     """Wait for the human's answers where the runtime can wait durably; otherwise the invocation
     ends here and the answers arrive as the next message."""
     replies = []
@@ -223,17 +247,18 @@ async def _await_confirmations(agent: LlmAgent, ctx: InvocationContext, request_
         ),
     )
     yield answer
-    async for event in _resume_confirmed_calls(agent, ctx, answer):
+    async for event in _resume_confirmed_calls(agent, ctx, answer, step=step):
         yield event
-    if not ctx.end_invocation:
+    if not ctx.end_invocation and not step.awaits_result:
         async for event in run_llm_flow(agent, ctx):
             yield event
 
 
 async def _resume_confirmed_calls(
-    agent: LlmAgent, ctx: InvocationContext, answer: Event | None = None
+    agent: LlmAgent, ctx: InvocationContext, answer: Event | None = None, *, step: _Step
 ) -> AsyncIterator[Event]:
-    """Run the tool calls a human just confirmed (or report their rejection to the model)."""
+    """Run the tool calls a human just confirmed (or report their rejection to the model). A
+    confirmed long-running call whose tool gives no result yet leaves ``step`` awaiting it."""
     if answer is None:
         events = ctx.session.events
         answer = events[-1] if events and events[-1].author == "user" else None
@@ -244,6 +269,9 @@ async def _resume_confirmed_calls(
         return
     tools = {t.name: t for t in await agent.canonical_tools(ReadonlyContext(ctx))}
     response_event = await handle_function_calls(ctx, agent, calls, tools, confirmations)
+    long_running = [c.id for c in calls if c.id and c.name in tools and tools[c.name].is_long_running]
+    if long_running and awaited_results(long_running, response_event):
+        step.awaits_result = True
     if response_event is not None:
         yield response_event
         if response_event.actions.transfer_to_agent:

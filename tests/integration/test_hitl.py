@@ -11,8 +11,8 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from adk_core import App, LlmAgent, LlmRequest, ScriptedModel, ToolContext
-from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+from adk_core import App, Content, InMemoryRunner, LlmAgent, LlmRequest, Part, ScriptedModel, ToolContext
+from adk_core.models import LlmResponse, function_call_response, text_response, tool_responses_this_turn
 from adk_core.tools import FunctionTool, LongRunningFunctionTool
 from adk_core.tools.function_tool import CONFIRMATION_REJECTED_ERROR
 from adk_temporal.workflows import (
@@ -190,6 +190,81 @@ async def test_long_running_tool_result_arrives_by_reply(durable_stack: DurableS
     last = model.requests[-1].contents[-1].parts[0].function_response
     assert last is not None and last.response == {"status": "done", "url": "r.pdf"}
     assert await client.pending(app.name, "u1", "s1") == []
+
+
+async def _in_process(agent: LlmAgent, messages: list[Any]) -> list[LlmRequest]:
+    """The requests ``agent``'s ScriptedModel gets for ``messages`` in-process (InMemoryRunner)."""
+    runner = InMemoryRunner(agent, app_name="in_process")
+    for message in messages:
+        await runner.run(message, session_id="s")
+    return agent.model.requests  # type: ignore[union-attr]
+
+
+async def test_long_running_calls_answers_reach_the_model_after_their_calls_as_in_process(
+    durable_stack: DurableStack,
+) -> None:
+    """A long-running call beside a plain one, a first result then the final one: the model is not
+    called while a call has no result, each answer goes right after its call, and the model sees
+    what it sees in-process, request for request (the activity rebuilds it from the stored events)."""
+
+    def get_weather(city: str) -> dict:
+        """Current weather for a city."""
+        return {"temp_c": 18}
+
+    def request_approval(amount: int) -> None:
+        """Ask a manager to approve a spend; the answer comes later."""
+
+    def open_ticket(amount: int) -> dict:
+        """Open an approval ticket; the decision arrives later."""
+        return {"status": "pending", "ticket": "T1"}
+
+    def script(request: LlmRequest) -> Any:
+        done = tool_responses_this_turn(request)
+        said = user_said(request)
+        if said == "thanks":
+            return text_response("bye")
+        if not done:
+            call = Part.from_function_call
+            parts = ([call("request_approval", {"amount": 5}, id="toolu_A"), call("get_weather", {"city": "Paris"}, id="toolu_B")]
+                     if said == "approve and weather" else [call("open_ticket", {"amount": 5}, id="toolu_T")])
+            return LlmResponse(content=Content(role="model", parts=parts))
+        if done[-1].get("status") == "pending":
+            return text_response("ticket T1 opened, waiting")
+        return text_response(f"done: {done}")
+
+    def agent() -> LlmAgent:
+        tools = [get_weather, LongRunningFunctionTool(request_approval), LongRunningFunctionTool(open_ticket)]
+        return LlmAgent(name="approver", model=ScriptedModel(script), tools=tools)
+
+    durable = agent()
+    app = durable_stack.register(App(name=_unique("hitl_long_parallel"), root_agent=durable))
+    client = durable_stack.client
+    first = await client.send(app.name, "u1", "s1", "approve and weather")
+    assert [r.id for r in first.events[-1].function_responses()] == ["toolu_B"]
+    assert len(durable.model.requests) == 1  # type: ignore[union-attr]
+    assert [(p.kind, p.call_id) for p in await client.pending(app.name, "u1", "s1")] == [("long_running_tool", "toolu_A")]
+    approved = await client.reply(app.name, "u1", "s1", "toolu_A", {"approved": True})
+    assert approved.final_text == "done: [{'temp_c': 18}, {'approved': True}]"
+    assert (await client.send(app.name, "u1", "s1", "open a ticket")).final_text == "ticket T1 opened, waiting"
+    assert (await client.reply(app.name, "u1", "s1", "toolu_T", {"approved": True})).final_text == "done: [{'approved': True}]"
+    assert (await client.send(app.name, "u1", "s1", "thanks")).final_text == "bye"
+
+    def answer(name: str, call_id: str) -> Content:
+        return Content(role="user", parts=[Part.from_function_response(name, {"approved": True}, id=call_id)])
+
+    local = await _in_process(agent(), [
+        "approve and weather", answer("request_approval", "toolu_A"), "open a ticket", answer("open_ticket", "toolu_T"), "thanks",
+    ])
+    requests = durable.model.requests  # type: ignore[union-attr]
+    assert len(requests) == len(local) == 6
+    for seen, expected in zip(requests, local, strict=True):
+        assert [c.model_dump() for c in seen.contents] == [c.model_dump() for c in expected.contents]
+    answered = requests[-2].contents  # right after the ticket's answer: the answer in the ticket's place, last
+    assert answered[-2].function_calls()[0].id == "toolu_T"
+    assert [r.response for r in answered[-1].function_responses()] == [{"approved": True}]
+    final = requests[-1].contents
+    assert [r.id for r in final[2].function_responses()] == ["toolu_B", "toolu_A"]  # after the calls, together
+    assert [c.text for c in final[-4:]] == ["", "ticket T1 opened, waiting", "done: [{'approved': True}]", "thanks"]
 
 
 async def test_conversation_keeps_history_and_state_across_continue_as_new(

@@ -76,3 +76,32 @@ def test_it_holds_at_most_max_entries() -> None:
     for session in ("s1", "s2", "s3"):
         memo.contents(("a", "u", session), log, "a", None, later=[])
     assert len(memo._built) == 2
+
+
+def test_an_answer_to_a_long_running_call_among_the_memos_events_is_built_with_them() -> None:
+    """The answer goes back to its call (adk_core.flow.contents.pair_answers), into contents the
+    memo built before it arrived: every prefix still gives what a full build gives."""
+
+    def event(i: int, author: str, *parts: Part, long_running: list[str] | None = None) -> Event:
+        return Event(id=f"e{i}", author=author, invocation_id=f"inv{i // 4}", timestamp=float(i),
+                     content=Content(role="model" if any(p.function_call or p.text for p in parts) and author != "user"
+                                     else "user", parts=list(parts)),
+                     long_running_tool_ids=long_running)
+
+    log = [
+        event(0, "user", Part(text="approve")),
+        event(1, "a", Part.from_function_call("ask", {}, id="A"), Part.from_function_call("t", {}, id="B"),
+              long_running=["A"]),
+        event(2, "a", Part.from_function_response("ask", {"ticket": 1}, id="A"), Part.from_function_response("t", {}, id="B")),
+        event(3, "a", Part(text="waiting")),
+        event(4, "user", Part(text="hello?")),
+        event(5, "a", Part(text="still waiting")),
+        event(6, "user", Part.from_function_response("ask", {"approved": True}, id="A")),
+        event(7, "a", Part(text="approved")),
+    ]
+    memo = ContentsMemo()
+    for n in range(1, len(log) + 1):
+        assert memo.contents(KEY, log[:n], "a", None, later=[]) == build_contents(log[:n], "a", None), n
+    built = memo.contents(KEY, log, "a", None, later=[])
+    assert built[2].parts[0].function_response.response == {"approved": True}  # type: ignore[union-attr]
+    assert len(built) == len(log) - 1  # the answer's own content went to its call

@@ -145,3 +145,53 @@ def test_the_durable_runtime_scope_is_its_workflows_session() -> None:
     assert runtime.stores_session(Session(id="s1", app_name="w1", user_id="u"))
     assert not runtime.stores_session(Session(id="scratch-1", app_name="w1", user_id="u"))
     assert not runtime.stores_session(Session(id="s1", app_name="w1", user_id="someone-else"))
+
+
+async def test_a_long_running_calls_answer_reaches_the_model_as_in_process_by_reference_or_not() -> None:
+    """The answer goes back to its call (adk_core.flow.contents.pair_answers): the model activity,
+    which builds a reference's contents from the stored events (ContentsMemo), gives what the flow
+    built. The call right after the answer ends with it, which no reference stands for: by value."""
+    from adk_core import LlmAgent, LongRunningFunctionTool, ScriptedModel
+    from adk_core.models import function_call_response, text_response, tool_responses_this_turn
+    from adk_temporal.activities._history import ContentsMemo
+
+    def open_ticket(amount: int) -> dict:
+        """Open an approval ticket; the decision arrives later."""
+        return {"status": "pending", "ticket": "T1"}
+
+    def script(request: LlmRequest) -> Any:
+        done = tool_responses_this_turn(request)
+        if not done:
+            return function_call_response("open_ticket", {"amount": 5}) if len(request.contents) == 1 else text_response("bye")
+        return text_response("waiting" if done[-1].get("status") == "pending" else "approved")
+
+    model = ScriptedModel(script)
+    runtime = StoringRuntime(scope=("lr", "u", "s1"))
+    sessions = InMemorySessionService(clock=runtime.now, id_factory=runtime.new_id)
+    agent = LlmAgent(name="w", model=model, tools=[LongRunningFunctionTool(open_ticket)])
+    runner = Runner(app=App(name="lr", root_agent=agent), session_service=sessions, runtime=runtime)
+    await sessions.create_session(app_name="lr", user_id="u", session_id="s1")
+
+    async def send(message: Content) -> None:
+        async for _ in runner.run_async(user_id="u", session_id="s1", new_message=message):
+            pass
+
+    await send(Content.user("approve 5"))
+    call = next(e for e in (await sessions.get_session(app_name="lr", user_id="u", session_id="s1")).events  # type: ignore[union-attr]
+                if e.function_calls()).function_calls()[0]
+    await send(Content(role="user", parts=[Part.from_function_response("open_ticket", {"ok": True}, id=call.id)]))
+    await send(Content.user("thanks"))
+    session = await sessions.get_session(app_name="lr", user_id="u", session_id="s1")
+    assert session is not None
+    ids = [e.id for e in session.events]
+    memo = ContentsMemo()
+    assert len(runtime.sent) == len(model.requests) == 4  # call, waiting; approved; bye
+    for sent, seen in zip(runtime.sent, model.requests, strict=True):
+        if sent.history is None:
+            assert sent.contents == seen.contents
+            continue
+        stored = session.events[: ids.index(sent.history.through_event_id) + 1]
+        assert memo.contents(("lr", "u", "s1"), stored, "w", None, later=[]) + sent.contents == seen.contents
+    after_answer = runtime.sent[2]
+    assert after_answer.history is None and after_answer.contents[-1].function_responses()[0].response == {"ok": True}
+    assert [sent.history is not None for sent in runtime.sent] == [True, True, False, True]

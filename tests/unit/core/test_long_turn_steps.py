@@ -210,7 +210,7 @@ def test_call_ids_are_those_of_the_invocations_newest_events() -> None:
     assert memo.call_ids(events, "other-invocation") == set()
 
 
-def _random_event(rng: random.Random, invocation: str, clock: Iterator[int]) -> Event:
+def _random_event(rng: random.Random, invocation: str, clock: Iterator[int], long_running: bool = False) -> Event:
     author = rng.choice(["user", "worker", "helper"])
     parts = []
     if rng.random() < 0.5:
@@ -219,6 +219,9 @@ def _random_event(rng: random.Random, invocation: str, clock: Iterator[int]) -> 
         parts.append(Part.from_function_call("f", {}, id=rng.choice([None, "call_0", f"c{rng.randint(0, 40)}"])))
     if rng.random() < 0.3:
         parts.append(Part.from_function_response("f", {}, id=f"c{rng.randint(0, 40)}"))
+    calls = [p.function_call.id for p in parts if p.function_call is not None and p.function_call.id]
+    # Long-running calls, answered later (their answers go back to them: contents.pair_answers).
+    waits = calls if long_running and calls and rng.random() < 0.5 else None
     t = float(next(clock))
     compaction = None
     if rng.random() < 0.04:
@@ -227,13 +230,16 @@ def _random_event(rng: random.Random, invocation: str, clock: Iterator[int]) -> 
                                      compacted_content=Content(role="model", parts=[Part(text="summary")]))
     return Event(id=f"e{t}", invocation_id=invocation, author=author, branch=rng.choice([None, None, "a", "a.b", "c"]),
                  timestamp=t, content=Content(role="user" if author == "user" else "model", parts=parts) if parts else None,
-                 actions=EventActions(compaction=compaction))
+                 actions=EventActions(compaction=compaction), long_running_tool_ids=waits)
 
 
-@pytest.mark.parametrize("short", [0, incremental.SHORT])
-def test_step_by_step_equals_the_full_derivation_on_random_turns(monkeypatch: pytest.MonkeyPatch, short: int) -> None:
+@pytest.mark.parametrize(("short", "long_running"), [(0, False), (incremental.SHORT, False), (0, True)])
+def test_step_by_step_equals_the_full_derivation_on_random_turns(
+    monkeypatch: pytest.MonkeyPatch, short: int, long_running: bool
+) -> None:
     """Random steps (appends from this and another invocation, trims, a second list, the current-turn
-    view, other agents and branches): the memo gives what deriving everything again gives."""
+    view, other agents and branches, long-running calls answered later): the memo gives what
+    deriving everything again gives."""
     monkeypatch.setattr(incremental, "SHORT", short)
     for seed in range(150):
         rng = random.Random(seed)
@@ -242,7 +248,8 @@ def test_step_by_step_equals_the_full_derivation_on_random_turns(monkeypatch: py
             events = rng.choice(lists)
             roll = rng.random()
             if roll < 0.85:
-                events.extend(_random_event(rng, rng.choice(["inv"] * 6 + ["other"]), clock) for _ in range(rng.randint(0, 4)))
+                events.extend(_random_event(rng, rng.choice(["inv"] * 6 + ["other"]), clock, long_running)
+                              for _ in range(rng.randint(0, 4)))
             elif roll < 0.93:
                 del events[:rng.randint(0, len(events))]
             else:
