@@ -2,7 +2,9 @@
 
 Pets by id; creating one needs an OAuth2 client-credentials token and is deduplicated by the
 Idempotency-Key header; /keyed needs an API key; /flaky answers 503 to the first call of each
-Idempotency-Key. ``Service.seen`` records (path, Idempotency-Key) of every call.
+Idempotency-Key. ``Service.seen`` records (path, Idempotency-Key) of every call. Any other path
+answers ``{"path": ...}`` and is recorded in ``Service.requests`` as it arrived (method, path, query,
+content type, body), for tests of how requests are built.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class Service:
     by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
     seen: list[tuple[str, str | None]] = field(default_factory=list)
     tokens_issued: int = 0
+    requests: list[dict[str, Any]] = field(default_factory=list)
 
     def app(self) -> Starlette:
         async def doc(request: Request) -> JSONResponse:
@@ -129,10 +132,18 @@ class Service:
                 return JSONResponse({"detail": "busy"}, status_code=503)
             return JSONResponse({"ok": True})
 
+        async def anything(request: Request) -> JSONResponse:
+            self.requests.append({
+                "method": request.method, "path": request.url.path, "query": request.url.query,
+                "content_type": request.headers.get("content-type"), "body": (await request.body()).decode(),
+            })  # fmt: skip
+            return JSONResponse({"path": request.url.path})
+
         return Starlette(routes=[
             Route("/openapi.json", doc), Route("/token", token, methods=["POST"]),
             Route("/pets/{pet_id:int}", get_pet), Route("/pets", create_pet, methods=["POST"]),
             Route("/keyed", keyed), Route("/flaky", flaky),
+            Route("/{rest:path}", anything, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         ])  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import timedelta
@@ -21,6 +22,8 @@ from ._errors import A2aCallError, A2aUnavailableError
 if TYPE_CHECKING:
     from a2a.client import Client
     from a2a.types import AgentCard, Task
+
+logger = logging.getLogger(__name__)
 
 Headers = Mapping[str, str] | Callable[[], Mapping[str, str]]
 """Fixed headers, or a function called on every request (a token read where the call runs)."""
@@ -119,20 +122,51 @@ class A2aConnection:
         request = SendMessageRequest(
             message=message, configuration=SendMessageConfiguration(return_immediately=not stream)
         )
+        try:
+            return await self._send(request, stream)
+        except _TaskGone as gone:
+            if not task_id:
+                raise A2aCallError(
+                    f"sending a message to the A2A agent at {self.url}: {gone.error}"
+                ) from None
+            # The task this message continues is gone (a remote that restarted keeps no tasks; or it
+            # ended): send it as a new task of the same conversation, under the same message id, so
+            # a retried attempt that meets the same refusal sends the same message again.
+            logger.warning("A2A agent at %s no longer takes task %s (%s); sending the message as a new task",
+                           self.url, task_id, gone.error)  # fmt: skip
+            request.message.ClearField("task_id")
+            try:
+                return await self._send(request, stream)
+            except _TaskGone as again:
+                raise A2aCallError(
+                    f"sending a message to the A2A agent at {self.url}: {again.error}"
+                ) from None
+
+    async def _send(self, request: Any, stream: bool) -> dict[str, Any]:
+        from a2a.types import TaskNotFoundError, UnsupportedOperationError
+
+        message_id = request.message.message_id
         last: Any = None
         async with self.client(streaming=stream) as client:
             with sdk_errors(f"sending a message to the A2A agent at {self.url}"):
-                async for event in client.send_message(request):
-                    last = event
-                    if event.HasField("message"):
-                        return outcome_of_message(event.message)
-                    if event.HasField("task") and _state(event.task.status.state) not in WAITING_STATES:
-                        return outcome_of_task(event.task)
-                    if (
-                        event.HasField("status_update")
-                        and _state(event.status_update.status.state) not in WAITING_STATES
-                    ):
-                        break
+                try:
+                    async for event in client.send_message(request):
+                        last = event
+                        if event.HasField("message"):
+                            return outcome_of_message(event.message)
+                        if event.HasField("task") and _state(event.task.status.state) not in WAITING_STATES:
+                            return outcome_of_task(event.task)
+                        if (
+                            event.HasField("status_update")
+                            and _state(event.status_update.status.state) not in WAITING_STATES
+                        ):
+                            break
+                except (TaskNotFoundError, UnsupportedOperationError) as error:
+                    # The a2a-sdk server refuses a message into a task it does not know, or into one
+                    # that ended, with these (no error of its own for the second: its text says so).
+                    if isinstance(error, TaskNotFoundError) or "terminal state" in str(error):
+                        raise _TaskGone(error) from None
+                    raise
         if last is None:
             raise A2aUnavailableError(
                 f"the A2A agent at {self.url} ended the answer to message {message_id!r} without an event"
@@ -167,6 +201,14 @@ class A2aConnection:
             ):
                 return outcome
             await asyncio.sleep(interval.total_seconds())
+
+
+class _TaskGone(Exception):  # noqa: N818  (a signal inside A2aConnection.send)
+    """The remote refused a message into the task it names: it does not know the task, or it ended."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = f"{type(error).__name__}: {error}"
 
 
 def validated_card(card: AgentCard, url: str) -> AgentCard:

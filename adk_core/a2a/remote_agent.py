@@ -17,7 +17,9 @@ The remote's answer becomes one event of this agent (its text; data parts as JSO
 fails, and a remote that cannot be reached when retries are spent, become an event with
 ``error_code`` and the reason as text, so the user (and a coordinating model) can see it.
 The remote's context id is kept in session state under ``_a2a:<agent name>``, so the next turn
-continues the same remote conversation (and the task, when the remote asked for input).
+continues the same remote conversation (and the task, when the remote asked for input). A remote
+that refuses the message into that task (it lost it in a restart, or the task ended) gets it again
+as a new task (A2aConnection.send); an error event forgets the task unless the remote gave no answer.
 """
 
 from __future__ import annotations
@@ -138,16 +140,28 @@ class RemoteA2aAgent(BaseAgent):
                 polls -= 1
                 outcome = await self._call(ctx, self._poll, {"task_id": outcome["task_id"]})
         except (A2aCallError, A2aUnavailableError, RemoteError) as error:
-            yield self._error_event(ctx, "A2A_CALL_FAILED", f"the remote agent could not be asked: {error}")
+            # A remote that gave no answer may still hold the task waiting for input: the next turn
+            # continues it. Any other failure forgets the task (the next message starts a new one).
+            unreachable = isinstance(error, A2aUnavailableError) or (  # durably: retries spent, or timed out
+                isinstance(error, RemoteError) and error.error_type in ("A2aUnavailableError", "TimeoutError")
+            )
+            yield self._error_event(ctx, "A2A_CALL_FAILED", f"the remote agent could not be asked: {error}",
+                                    None if unreachable else remembered)  # fmt: skip
             return
         if outcome["state"] == LOST:
             yield self._error_event(
-                ctx, "A2A_TASK_LOST", f"the remote agent no longer knows task {outcome['task_id']}"
+                ctx,
+                "A2A_TASK_LOST",
+                f"the remote agent no longer knows task {outcome['task_id']}",
+                remembered,
             )
             return
         if outcome["state"] in WAITING_STATES:
             yield self._error_event(
-                ctx, "A2A_TIMEOUT", f"the remote task {outcome['task_id']} still runs after {self.max_wait}"
+                ctx,
+                "A2A_TIMEOUT",
+                f"the remote task {outcome['task_id']} still runs after {self.max_wait}",
+                remembered,
             )
             return
         yield self._answer_event(ctx, outcome, context_id)
@@ -193,9 +207,16 @@ class RemoteA2aAgent(BaseAgent):
             ctx, author=self.name, content=Content.model(text), actions=actions, custom_metadata=metadata
         )
 
-    def _error_event(self, ctx: InvocationContext, code: str, message: str) -> Event:
+    def _error_event(
+        self, ctx: InvocationContext, code: str, message: str, forget: dict[str, Any] | None
+    ) -> Event:
+        """The failure as the agent's event. With ``forget`` (the remembered state) holding a task id,
+        the event forgets it: a task id the remote refused would fail every later turn."""
+        actions = EventActions()
+        if forget and forget.get("task_id"):
+            actions.state_delta[self.state_key] = {**forget, "task_id": None}
         return new_event(ctx, author=self.name, content=Content.model(f"[{self.name}] {message}"), error_code=code,
-                         error_message=message)  # fmt: skip
+                         error_message=message, actions=actions)  # fmt: skip
 
 
 class A2aSend(BaseTool):

@@ -66,7 +66,8 @@ async def _end_a2a_leftovers() -> None:
 
 @dataclass
 class EchoExecutor(AgentExecutor):
-    """Answers "echo: <text>" after ``delay`` seconds; "fail" fails the task. Records each message."""
+    """Answers "echo: <text>" after ``delay`` seconds; "fail" fails the task; "ask me ..." leaves it
+    input-required ("what exactly?"), and the next message into that task is echoed. Records each message."""
 
     delay: float = 0.0
     seen: list[dict[str, Any]] = field(default_factory=list)
@@ -86,6 +87,9 @@ class EchoExecutor(AgentExecutor):
         await asyncio.sleep(self.delay)
         if context.get_user_input().endswith("fail"):
             await updater.failed(updater.new_agent_message([new_text_part("cannot do that")]))
+            return
+        if context.get_user_input().startswith("ask me"):
+            await updater.requires_input(updater.new_agent_message([new_text_part("what exactly?")]))
             return
         await updater.add_artifact([new_text_part(f"echo: {context.get_user_input()}")], name="answer")
         await updater.complete()

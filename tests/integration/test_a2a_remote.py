@@ -1,12 +1,18 @@
 """RemoteA2aAgent in-process against a real a2a-sdk server on loopback: polling and streaming, the
 remote context kept across turns, auth headers, a failed task, an unreachable remote and a card it
-cannot use, each as the agent's event. (The durable side: test_a2a_durable.py, test_a2a_crash.py.)"""
+cannot use, each as the agent's event; a task waiting for input that the remote lost or ended, and
+which errors forget it. (The durable side: test_a2a_durable.py, test_a2a_crash.py.)"""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.types import CancelTaskRequest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from adk_core import InMemoryRunner, SequentialAgent
 from adk_core.a2a import A2aCallError, RemoteA2aAgent
@@ -73,3 +79,46 @@ def test_poll_settings_out_of_order_are_refused() -> None:
         RemoteA2aAgent(name="x", agent_card="http://h/", poll_budget=timedelta(seconds=10), max_wait=timedelta(seconds=1))
     with pytest.raises(ConfigurationError, match="not an http"):
         RemoteA2aAgent(name="x", agent_card="localhost:8001")
+
+
+async def test_a_conversation_goes_on_after_the_remote_lost_or_ended_its_waiting_task() -> None:
+    port = free_port()
+    remote = RemoteA2aAgent(name="echo", agent_card=f"http://127.0.0.1:{port}/", **FAST)
+    runner = runner_for(remote)
+    async with serving(echo_app(port, EchoExecutor()), port):
+        asked = await runner.run("ask me a question")
+    assert asked[-1].custom_metadata["a2a"]["state"] == "input_required"
+    executor = EchoExecutor()
+    async with serving(echo_app(port, executor), port) as url:  # restarted: the a2a-sdk kept its tasks in memory
+        lost = await runner.run("the answer")  # into the task the remote no longer knows: sent as a new task
+        asked_again = await runner.run("ask me again")
+        client = await create_client(url, ClientConfig(streaming=False))
+        await client.cancel_task(CancelTaskRequest(id=asked_again[-1].custom_metadata["a2a"]["task_id"]))
+        await client.close()
+        ended = await runner.run("after the cancel")  # into a task that ended: sent as a new task
+    assert [(e[-1].error_code, e[-1].content.text) for e in (lost, ended)] == [
+        (None, "echo: the answer"), (None, "echo: after the cancel")
+    ]
+    contexts = {m["context_id"] for m in executor.seen}
+    assert len(contexts) == 1 and contexts == {asked[-1].custom_metadata["a2a"]["context_id"]}  # one conversation
+    # The remote refused the sends into the lost and the ended task before running anything; the
+    # executor saw each message once, in a new task but for the one continuing the waiting task.
+    sent = [(m["text"], m["task_id"] == asked_again[-1].custom_metadata["a2a"]["task_id"]) for m in executor.seen]
+    assert sent == [("the answer", False), ("ask me again", True), ("after the cancel", False)]
+
+
+async def test_an_error_forgets_the_waiting_task_unless_the_remote_gave_no_answer() -> None:
+    port = free_port()
+    remote = RemoteA2aAgent(name="echo", agent_card=f"http://127.0.0.1:{port}/", **FAST)
+    runner = runner_for(remote)
+    async with serving(echo_app(port, EchoExecutor()), port):
+        asked = await runner.run("ask me a question")
+    down = await runner.run("the answer")  # nothing listens: no answer, the task may still wait
+    refusing = Starlette(routes=[Route("/", lambda _: JSONResponse({"detail": "forbidden"}, status_code=403), methods=["POST"])])
+    async with serving(refusing, port):
+        refused = await runner.run("the answer")  # a refusal: the task is forgotten
+    assert [e[-1].error_code for e in (down, refused)] == ["A2A_CALL_FAILED", "A2A_CALL_FAILED"]
+    assert "403" in refused[-1].content.text
+    assert remote.state_key not in down[-1].actions.state_delta  # kept: the remote may still hold the task
+    context = asked[-1].custom_metadata["a2a"]["context_id"]
+    assert refused[-1].actions.state_delta[remote.state_key] == {"context_id": context, "task_id": None}

@@ -1,12 +1,17 @@
 """McpToolset in durable runs (real Temporal dev server + Postgres) against a real MCP server
 (tests/mcp_servers/server.py, FastMCP, over stdio): listing and calls are adk.run_tool activities,
 the history records the list a turn used, a server that dies mid-call is retried with the same
-idempotency key, and the worker stops its servers when it closes its apps."""
+idempotency key, the worker stops its servers when it closes its apps, and a server that never
+answers tools/list fails the turn within the call timeouts (tests/mcp_servers/odd_listing.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
+import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,7 @@ from adk_core.types import Event
 from adk_temporal.activities.contracts import RUN_TOOL
 from adk_temporal.replay import replayer
 from adk_temporal.workflows import session_workflow_id
+from adkt.client import TurnFailedError
 from tests.integration.conftest import DurableStack
 from tests.mcp_servers.helpers import calling, calls_logged, stdio_server
 
@@ -96,3 +102,23 @@ async def test_a_server_that_dies_mid_call_is_retried_with_the_same_key(
     assert answer == {"result": f"survived in {retry['pid']}"}
     assert first["key"] == retry["key"] and first["key"].startswith(session.events[0].invocation_id)
     assert await _tool_activities(durable_stack, app.name) == ["assistant -> calc.list_tools", "assistant -> die_once"]
+
+
+async def test_a_server_that_never_answers_tools_list_fails_the_turn_within_its_call_timeout(
+    durable_stack: DurableStack,
+) -> None:
+    # tools/list had no read timeout: each attempt of the list activity waited for its start_to_close
+    # (connect_timeout + call_timeout, 22 s here), three times. Now each attempt ends after call_timeout.
+    server = StdioServer(sys.executable, [str(Path(__file__).parents[1] / "mcp_servers" / "odd_listing.py"), "hang"])
+    tools = McpToolset(server, name="calc", call_timeout=timedelta(seconds=2), connect_timeout=timedelta(seconds=20))
+    agent = LlmAgent(name="assistant", model=calling([("add", {"a": 1, "b": 2})]), tools=[tools])
+    app = durable_stack.register(App(name=f"mcp_hung_{uuid.uuid4().hex[:8]}", root_agent=agent))
+    started = time.monotonic()
+    try:
+        with pytest.raises(TurnFailedError) as failed:
+            await asyncio.wait_for(durable_stack.client.send(app.name, "u", "s", "go"), timeout=60)
+    finally:
+        await tools.close()
+    assert "did not list its tools within 0:00:02" in failed.value.reason, failed.value.reason
+    assert time.monotonic() - started < 40  # 3 attempts of 2 s, after 1 s and 2 s
+    assert await _tool_activities(durable_stack, app.name) == ["assistant -> calc.list_tools"]

@@ -40,3 +40,26 @@ async def test_calls_are_activities_and_a_503_is_retried_with_the_same_key(durab
     history = await durable_stack.client.client.get_workflow_handle(session_workflow_id(name, "u", "s")).fetch_history()
     scheduled = [e for e in history.events if e.activity_task_scheduled_event_attributes.activity_type.name == RUN_TOOL]
     assert len(scheduled) == 2  # one activity per call; the retry is an attempt of the same activity
+
+
+async def test_a_request_that_cannot_be_sent_fails_at_once_not_after_retries(durable_stack: DurableStack) -> None:
+    # httpx.InvalidURL (a URL over 64 kB) is a property of the request: OpenApiCallError, one attempt.
+    async with serving() as service:
+        async with httpx.AsyncClient() as client:
+            doc = (await client.get(f"{service.url}/openapi.json")).json()
+        tools = OpenApiToolset(doc, name="pets", allow=["getPet"])
+        calls = [("getPet", {"pet_id": 1, "verbose": "x" * 70_000})]
+        name = f"openapi_{uuid.uuid4().hex[:8]}"
+        durable_stack.register(App(name=name, root_agent=LlmAgent(name="clerk", model=calling(calls), tools=[tools])))
+        await durable_stack.client.send(name, "u", "s", "go")
+
+    session = await durable_stack.sessions.get_session(app_name=name, user_id="u", session_id="s")
+    assert session is not None
+    [refused] = [r.response for e in session.events for r in e.function_responses()]
+    assert "OpenApiCallError" in refused["error"] and "cannot be sent: InvalidURL" in refused["error"]
+    history = await durable_stack.client.client.get_workflow_handle(session_workflow_id(name, "u", "s")).fetch_history()
+    tool_calls = {e.event_id for e in history.events
+                  if e.activity_task_scheduled_event_attributes.activity_type.name == RUN_TOOL}  # fmt: skip
+    attempts = [e.activity_task_started_event_attributes.attempt for e in history.events
+                if e.activity_task_started_event_attributes.scheduled_event_id in tool_calls]  # fmt: skip
+    assert attempts == [1]  # not retried

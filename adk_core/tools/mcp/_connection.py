@@ -34,6 +34,8 @@ T = TypeVar("T")
 
 CONNECTION_CLOSED = -32000  # mcp.shared.exceptions: the session's stream ended with the call in flight
 REQUEST_TIMEOUT = 408  # what ClientSession raises when a call outlives its read timeout
+MAX_LIST_PAGES = 100
+"""Pages of tools/list read at most: a server whose cursor never ends is refused, not followed forever."""
 
 
 class McpConnection:
@@ -43,9 +45,13 @@ class McpConnection:
     changed (``notifications/tools/list_changed``).
     """
 
-    def __init__(self, server: McpServer, *, connect_timeout: timedelta) -> None:
+    def __init__(
+        self, server: McpServer, *, connect_timeout: timedelta, list_timeout: timedelta = timedelta(minutes=1)
+    ) -> None:
         self.server = server
         self._connect_timeout = connect_timeout
+        self._list_timeout = list_timeout
+        """How long listing the tools (all pages) may take: the toolset's call_timeout."""
         self._lock = asyncio.Lock()
         self._live: _Live | None = None
         self._tools: list[types.Tool] | None = None
@@ -61,27 +67,42 @@ class McpConnection:
             return self._tools
 
         async def all_pages(session: ClientSession) -> list[types.Tool]:
+            # Bounded in time and pages: the SDK's tools/list has no read timeout, so a server that
+            # never answers it would hold the turn (durably: each attempt until start_to_close).
             tools: list[types.Tool] = []
             cursor: str | None = None
-            while True:
-                page = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
-                tools.extend(page.tools)
-                cursor = page.nextCursor
-                if not cursor:
-                    return tools
+            try:
+                async with asyncio.timeout(self._list_timeout.total_seconds()):
+                    for _ in range(MAX_LIST_PAGES):
+                        page = await (session.list_tools(cursor=cursor) if cursor else session.list_tools())
+                        tools.extend(page.tools)
+                        cursor = page.nextCursor
+                        if not cursor:
+                            return tools
+            except TimeoutError:
+                raise self._unlisted() from None
+            raise McpCallError(
+                f"MCP server {self.label!r} lists its tools in more than {MAX_LIST_PAGES} pages (a cursor "
+                "that never ends?); fix the server's tools/list pagination"
+            )
 
-        tools = await self._request("listing its tools", all_pages, None)
+        tools = await self._request("listing its tools", all_pages, self._list_timeout)
         self._tools = tools
         return tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, meta: dict[str, Any], timeout: timedelta
     ) -> types.CallToolResult:
-        return await self._request(
-            f"calling tool {name!r}",
-            lambda session: session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta),
-            timeout,
-        )
+        async def call(session: ClientSession) -> types.CallToolResult:
+            # After the call the SDK lists the tools (without a timeout) when this session has not
+            # yet, to check the result against the tool's output schema: bounded as a listing is.
+            try:
+                async with asyncio.timeout((timeout + self._list_timeout).total_seconds()):
+                    return await session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta)
+            except TimeoutError:  # the call itself outliving its timeout is an McpError (REQUEST_TIMEOUT)
+                raise self._unlisted(f" to check the answer of tool {name!r}") from None
+
+        return await self._request(f"calling tool {name!r}", call, timeout)
 
     async def _request(
         self, doing: str, make: Callable[[ClientSession], Awaitable[T]], timeout: timedelta | None
@@ -129,6 +150,12 @@ class McpConnection:
                 "toolset's call_timeout if the tool is slow"
             )
         return McpCallError(f"MCP server {self.label!r} refused {doing}: {error.error.message} (code {code})")
+
+    def _unlisted(self, why: str = "") -> McpUnavailableError:
+        return McpUnavailableError(
+            f"MCP server {self.label!r} did not list its tools{why} within {self._list_timeout} (tools/list "
+            "got no answer); raise the toolset's call_timeout if the server is slow to list them"
+        )
 
     def _gone(self, doing: str) -> McpUnavailableError:
         return McpUnavailableError(

@@ -60,7 +60,8 @@ class McpToolset:
         allow: tool names (or ``fnmatch`` patterns) to expose; None exposes all.
         deny: tool names (or patterns) never exposed, even if allowed.
         tool_name_prefix: prepended with ``_`` to each tool's name, to keep two servers' tools apart.
-        call_timeout: how long one call may wait for the server's answer.
+        call_timeout: how long one call may wait for the server's answer, and listing the tools
+            (every page) for the server's list.
         connect_timeout: how long starting/connecting and the MCP handshake may take.
         execution: how durable runs run each call (default ``DEFAULT_EXECUTION``). Keep
             ``start_to_close_timeout`` above ``call_timeout``.
@@ -148,7 +149,9 @@ class McpToolset:
                 raise ConfigurationError(
                     f"McpToolset needs the mcp package ({error}): pip install 'adk-temporal[mcp]'"
                 ) from error
-            self._connection = McpConnection(self.server, connect_timeout=self.connect_timeout)
+            self._connection = McpConnection(
+                self.server, connect_timeout=self.connect_timeout, list_timeout=self.call_timeout
+            )
         return self._connection
 
     async def refresh_tools(self) -> list[str]:

@@ -104,7 +104,11 @@ class Authenticator:
                 raise OpenApiUnavailableError(f"could not reach the token URL {self._token_url}: {error}") from error
             if response.status_code >= 500:
                 raise OpenApiUnavailableError(f"the token URL {self._token_url} answered {response.status_code}")
-            body = response.json() if response.content else {}
+            try:
+                body = response.json() if response.content else {}
+            except ValueError:  # not a token endpoint (an HTML page): refused below, not retried
+                body = {}
+            body = body if isinstance(body, dict) else {}
             if not response.is_success or "access_token" not in body:
                 raise OpenApiCallError(
                     f"the token URL {self._token_url} refused the client credentials ({response.status_code}: "

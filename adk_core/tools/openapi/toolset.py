@@ -24,7 +24,7 @@ from ..base import BaseTool
 from ..execution import ToolExecution, remote_tool_execution
 from ._auth import Auth, Authenticator
 from ._errors import OpenApiCallError, OpenApiUnavailableError
-from ._spec import BODY, Operation, read_operations
+from ._spec import BODY, Operation, is_json, read_operations
 
 if TYPE_CHECKING:
     from ...agents.context import ReadonlyContext, ToolContext
@@ -47,7 +47,8 @@ class OpenApiToolset:
         execution: how durable runs run each call (default ``DEFAULT_EXECUTION``).
         http_client: an httpx client to use instead of the toolset's own (its owner closes it).
 
-    Each operation's arguments are its parameters by name, plus ``body`` for a JSON request body.
+    Each operation's arguments are its parameters by name, plus ``body`` for a JSON request body
+    (any JSON media type) or a url-encoded form. An argument given as null is left out.
     """
 
     def __init__(
@@ -66,7 +67,7 @@ class OpenApiToolset:
     ) -> None:
         doc = _load(spec)
         servers = doc.get("servers") or []
-        url = base_url or (servers[0].get("url") if servers else None)
+        url = base_url or (_server_url(servers[0]) if servers else None)
         if not url or not url.startswith(("http://", "https://")):
             raise ConfigurationError(
                 f"OpenApiToolset {name!r} needs an absolute base_url= (the document's servers give {url!r})"
@@ -136,8 +137,15 @@ class RestApiTool(BaseTool):
         target = f"{op.method} {request['url']}"
         try:
             response = await client.request(op.method, **request)
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as error:
+            raise OpenApiCallError(f"{target} cannot be sent: {type(error).__name__}: {error}") from error
         except httpx.TransportError as error:
             raise OpenApiUnavailableError(f"{target} failed: {type(error).__name__}: {error}") from error
+        except Exception as error:
+            # The request itself is unusable (httpx.InvalidURL for a URL too long, a header value
+            # that is not ASCII, an invalid port ...): the same request fails the same way. A durable
+            # run retries every error type but OpenApiCallError, so it must become one.
+            raise OpenApiCallError(f"{target} cannot be sent: {type(error).__name__}: {error}") from error
         status = response.status_code
         if status in (408, 429) or status >= 500:
             raise OpenApiUnavailableError(f"{target} answered {status}: {_snippet(response)}")
@@ -159,18 +167,40 @@ class RestApiTool(BaseTool):
             where = op.locations.get(name)
             if where is None:
                 raise OpenApiCallError(f"{self.name} takes no argument {name!r}; it takes {sorted(op.locations)}")
+            if value is None:
+                # Models send null for an argument they mean to leave out: not the text "null". A
+                # required one left out this way is reported missing below.
+                continue
             if where == "path":
-                path = path.replace("{" + name + "}", quote(str(value), safe=""))
+                path = path.replace("{" + name + "}", _path_segment(value))
             elif where == BODY:
-                request["json"] = value
+                self._body(request, value)
             else:
                 target = {"query": "params", "header": "headers", "cookie": "cookies"}[where]
                 request[target][name] = value if isinstance(value, str | list) else json.dumps(value)
-        missing = [n for n in op.parameters.get("required", []) if n not in args]
+        missing = [n for n in op.parameters.get("required", []) if args.get(n) is None]
         if missing:
             raise OpenApiCallError(f"{self.name} needs the argument(s) {missing}")
         request["url"] = self.toolset.base_url + path
         return request
+
+    def _body(self, request: dict[str, Any], value: Any) -> None:
+        media_type = self.operation.body_media_type or "application/json"
+        if not any(k.lower() == "content-type" for k in request["headers"]):
+            request["headers"]["Content-Type"] = media_type  # as documented: application/merge-patch+json ...
+        if is_json(media_type):
+            request["json"] = value
+            return
+        # A url-encoded form: OpenAPI's default encoding sends a list as repeated fields and an
+        # object (or a list's objects) as JSON text.
+        if not isinstance(value, dict):
+            raise OpenApiCallError(
+                f"{self.name} takes its form body as an object of fields, not {type(value).__name__}"
+            )
+        request["data"] = {
+            k: ([_form_value(x) for x in v] if isinstance(v, list) else _form_value(v))
+            for k, v in value.items() if v is not None
+        }  # fmt: skip
 
     @staticmethod
     def _cookies_as_header(request: dict[str, Any]) -> None:
@@ -194,6 +224,30 @@ def _load(spec: Mapping[str, Any] | str) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise ConfigurationError("an OpenAPI document is a JSON/YAML object")
     return loaded
+
+
+def _server_url(server: Mapping[str, Any]) -> str | None:
+    """A server object's URL with each ``{variable}`` replaced by its default."""
+    url = server.get("url")
+    if not isinstance(url, str):
+        return None
+    for variable, spec in (server.get("variables") or {}).items():
+        if isinstance(spec, Mapping) and "default" in spec:
+            url = url.replace("{" + variable + "}", str(spec["default"]))
+    return url
+
+
+def _path_segment(value: Any) -> str:
+    """``value`` as one path segment. ``quote`` leaves ``.`` alone, and httpx removes ``.`` and ``..``
+    segments (RFC 3986), so ``..`` would lead to another endpoint: those go percent-encoded."""
+    segment = quote(str(value), safe="")
+    return segment.replace(".", "%2E") if segment in (".", "..") else segment
+
+
+def _form_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)  # numbers as written, true/false, objects as JSON
 
 
 def _snippet(response: httpx.Response) -> str:

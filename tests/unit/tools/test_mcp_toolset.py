@@ -1,10 +1,12 @@
 """McpToolset in-process (InMemoryRunner) against a real MCP server (tests/mcp_servers/server.py, FastMCP),
-over stdio and streamable HTTP: listing, filters, calls, server errors, a server that dies."""
+over stdio and streamable HTTP: listing, filters, calls, server errors, a server that dies, and one
+whose listing hangs or never ends (tests/mcp_servers/odd_listing.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -14,12 +16,15 @@ import pytest
 
 from adk_core import InMemoryRunner, LlmAgent
 from adk_core.agents.context import ReadonlyContext
+from adk_core.errors import ToolError
 from adk_core.eval.interception import InterceptedTool, InterceptedToolset, Interception
 from adk_core.tools import McpToolset
 from adk_core.tools.lookup import find_tool
-from adk_core.tools.mcp import McpListTools, McpTool, McpUnavailableError, StdioServer
+from adk_core.tools.mcp import McpCallError, McpListTools, McpTool, McpUnavailableError, StdioServer
 from adk_core.types import Event
 from tests.mcp_servers.helpers import calling, calls_logged, free_port, http_server, stdio_server
+
+ODD_LISTING = str(Path(__file__).parents[2] / "mcp_servers" / "odd_listing.py")
 
 
 def responses(events: list[Event]) -> list[dict[str, Any]]:
@@ -137,6 +142,45 @@ async def test_eval_interception_wraps_the_tools_but_not_the_listing(toolset: Mc
     assert await find_tool(agent, "secret", ctx) is None  # denied: neither named nor listed
 
 
+def _odd_listing(mode: str) -> McpToolset:
+    """tests/mcp_servers/odd_listing.py: a server whose tools/list hangs or pages forever."""
+    return McpToolset(StdioServer(sys.executable, [ODD_LISTING, mode]), call_timeout=timedelta(seconds=2))
+
+
+async def test_a_server_that_never_answers_tools_list_fails_the_turn_within_call_timeout() -> None:
+    # The SDK's tools/list has no read timeout: unbounded, the turn waited for ever (durably: every
+    # attempt until the list activity's start_to_close). Bounded by call_timeout (2 s here).
+    tools = _odd_listing("hang")
+    try:
+        runner = InMemoryRunner(LlmAgent(name="a", model=calling([("add", {"a": 1, "b": 2})]), tools=[tools]))
+        with pytest.raises(ToolError, match="did not list its tools within 0:00:02") as raised:
+            await asyncio.wait_for(runner.run("go"), timeout=30)
+        assert isinstance(raised.value.__cause__, McpUnavailableError)
+    finally:
+        await tools.close()
+
+
+async def test_a_listing_that_pages_forever_is_refused() -> None:
+    endless = _odd_listing("endless")
+    try:
+        with pytest.raises(McpCallError, match="lists its tools in more than 100 pages"):
+            await asyncio.wait_for(endless.refresh_tools(), timeout=30)
+    finally:
+        await endless.close()
+
+
+async def test_a_call_does_not_wait_for_ever_for_the_listing_that_checks_its_answer() -> None:
+    # A session that has not listed the tools lists them after a call, to check its answer against
+    # the tool's output schema (the mcp client does, without a timeout): that listing is bounded too.
+    once = _odd_listing("once")
+    try:
+        with pytest.raises(McpUnavailableError, match="did not list its tools to check the answer of tool 'add'"):
+            await asyncio.wait_for(once.connection.call_tool("add", {"a": 1, "b": 2}, meta={},
+                                                             timeout=timedelta(seconds=2)), timeout=30)  # fmt: skip
+    finally:
+        await once.close()
+
+
 # Last: it stops the module's server.
 async def test_close_stops_the_servers_process(toolset: McpToolset) -> None:
     await InMemoryRunner(LlmAgent(name="a", model=calling([("whoami", {})]), tools=[toolset])).run("who")
@@ -172,3 +216,4 @@ def _log(toolset: McpToolset) -> Path:
 
 def _pid_of(toolset: McpToolset) -> int:
     return int(calls_logged(_log(toolset))[-1]["pid"])
+

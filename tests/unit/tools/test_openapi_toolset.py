@@ -1,10 +1,16 @@
 """OpenApiToolset in-process against a local service that serves its own OpenAPI document
 (tests/openapi_service.py): tools and schemas from the document, parameters in path, query and
-body, API key / bearer / OAuth2 client-credentials auth, errors the model sees."""
+body, API key / bearer / OAuth2 client-credentials auth, errors the model sees; requests built as
+the document says (server variables, JSON and form bodies, path segments, null arguments) and
+schemas that refer to each other inlined within a bound."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -104,3 +110,116 @@ def test_documents_it_cannot_use_are_refused_with_what_to_do() -> None:
         OpenApiToolset(document())
     with pytest.raises(ConfigurationError, match="no apiKey security scheme"):
         OpenApiToolset({"openapi": "3.1.0", "paths": {}}, base_url="http://x", auth=ApiKeyAuth("k"))
+
+
+def _one_operation(path: str, method: str, op: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {path: {method: op}}, **extra}
+
+
+async def test_a_dot_dot_path_argument_stays_in_its_segment(service: Service) -> None:
+    # httpx removes "." and ".." path segments: unescaped, account_id=".." would reach /statements/s1,
+    # another endpoint (here one the toolset denies).
+    doc = _one_operation("/accounts/{account_id}/statements/{statement_id}", "get", {
+        "operationId": "getStatement", "responses": {},
+        "parameters": [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                       for n in ("account_id", "statement_id")],
+    })  # fmt: skip
+    doc["paths"]["/statements/{statement_id}"] = {"get": {"operationId": "adminGetStatement", "responses": {}}}
+    tools = OpenApiToolset(doc, base_url=service.url, deny=["admin*"])
+    before = len(service.requests)
+    await _run(tools, [("getStatement", {"account_id": "..", "statement_id": "s1"}),
+                       ("getStatement", {"account_id": ".", "statement_id": "s2"})])  # fmt: skip
+    assert [r["path"] for r in service.requests[before:]] == ["/accounts/../statements/s1", "/accounts/./statements/s2"]
+
+
+async def test_the_documents_server_url_takes_its_variables_defaults(service: Service) -> None:
+    port = service.url.rsplit(":", 1)[1]
+    servers = [{"url": "http://127.0.0.1:{port}/{version}", "variables": {"port": {"default": port}, "version": {"default": "v2"}}}]
+    doc = _one_operation("/ping", "get", {"operationId": "ping", "responses": {}}, servers=servers)
+    tools = OpenApiToolset(doc)
+    assert tools.base_url == f"{service.url}/v2"
+    assert await _run(tools, [("ping", {})]) == [{"path": "/v2/ping"}]
+
+
+async def test_json_media_types_and_form_bodies_are_sent_as_documented(service: Service) -> None:
+    def body_op(name: str, media_type: str) -> dict[str, Any]:
+        schema = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
+        return {"operationId": name, "responses": {},
+                "requestBody": {"required": True, "content": {media_type: {"schema": schema}}}}  # fmt: skip
+
+    doc = _one_operation("/pets/merge", "patch", body_op("mergePet", "application/merge-patch+json"))
+    doc["paths"]["/pets/charset"] = {"put": body_op("putPet", "application/json; charset=utf-8")}
+    doc["paths"]["/login"] = {"post": body_op("login", "application/x-www-form-urlencoded")}
+    tools = OpenApiToolset(doc, base_url=service.url)
+    for tool in tools.tools:
+        assert tool.declaration().parameters["required"] == ["body"], tool.name  # type: ignore[index]
+    before = len(service.requests)
+    await _run(tools, [("mergePet", {"body": {"name": "Rex"}}), ("putPet", {"body": {"name": "Bo"}}),
+                       ("login", {"body": {"name": "al", "tags": ["a", "b"], "age": 3}})])  # fmt: skip
+    assert [(r["path"], r["content_type"], r["body"]) for r in service.requests[before:]] == [
+        ("/pets/merge", "application/merge-patch+json", '{"name":"Rex"}'),
+        ("/pets/charset", "application/json; charset=utf-8", '{"name":"Bo"}'),
+        ("/login", "application/x-www-form-urlencoded", "name=al&tags=a&tags=b&age=3"),
+    ]
+
+
+async def test_null_arguments_are_left_out(service: Service) -> None:
+    doc = _one_operation("/pets/{kind}", "get", {"operationId": "listPets", "responses": {}, "parameters": [
+        {"name": "kind", "in": "path", "required": True, "schema": {"type": "string"}},
+        {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+        {"name": "tag", "in": "query", "schema": {"type": "string"}}]})  # fmt: skip
+    tools = OpenApiToolset(doc, base_url=service.url)
+    before = len(service.requests)
+    _, no_kind = await _run(tools, [("listPets", {"kind": "cats", "limit": 5, "tag": None}),
+                                    ("listPets", {"kind": None})])  # fmt: skip
+    assert [(r["path"], r["query"]) for r in service.requests[before:]] == [("/pets/cats", "limit=5")]
+    assert "needs the argument(s) ['kind']" in no_kind["error"]  # not sent as /pets/None
+
+
+async def test_a_request_that_cannot_be_sent_is_refused_as_the_call_as_made(service: Service) -> None:
+    # httpx.InvalidURL (a URL over 64 kB) is no outage: OpenApiCallError, which no durable run retries
+    # (tests/integration/test_openapi_durable.py checks the single attempt).
+    tools = OpenApiToolset(await _document(service), allow=["getPet"])
+    [too_long] = await _run(tools, [("getPet", {"pet_id": 1, "verbose": "x" * 70_000})])
+    assert too_long["error"].startswith("Tool 'getPet' failed: OpenApiCallError: GET ")
+    assert "cannot be sent: InvalidURL" in too_long["error"]
+
+
+def test_schemas_that_refer_to_each_other_are_inlined_within_a_bound() -> None:
+    # Twelve schemas each referring to the eleven others (as large APIs' schemas do): inlining every
+    # path through them grows factorially, and building the toolset never ended. In a child process, so a
+    # regression ends at the timeout instead of holding the test run and its memory.
+    code = """
+import json
+from adk_core.tools.openapi import OpenApiToolset
+names = [f"S{i}" for i in range(12)]
+schemas = {n: {"type": "object", "description": f"schema {n}",
+               "properties": {f"to_{o}": {"$ref": f"#/components/schemas/{o}"} for o in names if o != n}}
+           for n in names}
+schemas["S0"]["properties"]["kind"] = {"$ref": "#/components/schemas/Kind"}
+schemas["Kind"] = {"type": "string", "enum": ["a", "b"]}
+doc = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas},
+       "paths": {"/x": {"post": {"operationId": "x", "responses": {}, "requestBody": {"content": {
+           "application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}}}
+print(json.dumps(OpenApiToolset(doc, base_url="http://127.0.0.1:9").tools[0].declaration().parameters))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, cwd=Path.cwd())
+    assert done.returncode == 0, done.stderr[-2000:]
+    from adk_core.tools.openapi._spec import MAX_INLINED_NODES  # noqa: PLC0415
+    body = json.loads(done.stdout)["properties"]["body"]
+
+    def objects(node: Any) -> int:
+        if isinstance(node, list):
+            return sum(objects(v) for v in node)
+        return 1 + sum(objects(v) for v in node.values()) if isinstance(node, dict) else 0
+
+    def leaves(node: dict[str, Any]) -> list[dict[str, Any]]:  # the enum, and the $refs not inlined
+        inner = node.get("properties")
+        return [leaf for value in inner.values() for leaf in leaves(value)] if inner else [node]
+
+    enum = {"type": "string", "enum": ["a", "b"]}
+    assert objects(body) <= MAX_INLINED_NODES
+    assert body["description"] == "schema S0" and body["properties"]["kind"] == enum
+    assert "properties" in body["properties"]["to_S1"]["properties"]["to_S2"]  # three levels fit
+    assert all(leaf == enum or leaf == {"type": "object", "description": leaf["description"]} for leaf in leaves(body))
+    assert {leaf.get("description") for leaf in leaves(body)} >= {"schema S3", "schema S11"}
