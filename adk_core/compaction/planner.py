@@ -122,12 +122,11 @@ def _retention_split(uncovered: list[Event], retention: int) -> int:
     response kept, and on another clock tick than the first kept event (a timestamp range cannot
     split one tick). One pass from the newest event."""
     call_at: dict[str, int] = {}
-    answered: set[str] = set()
     for i, event in enumerate(uncovered):
         for call in event.function_calls():
             if call.id:
                 call_at.setdefault(call.id, i)
-        answered.update(r.id for r in event.function_responses() if r.id)
+    answered = _answered(uncovered)
     split = len(uncovered) - retention
     unanswered = [i for call_id, i in call_at.items() if call_id not in answered]
     if unanswered:
@@ -229,8 +228,22 @@ def _without_open_calls(events: list[Event], invocation_ids: list[str]) -> list[
         keep = set(ids)
         chosen = [e for e in events if e.invocation_id in keep]
         calls = {c.id for e in chosen for c in e.function_calls() if c.id}
-        answered = {r.id for e in chosen for r in e.function_responses() if r.id}
-        if calls <= answered:
+        if calls <= _answered(chosen):
             return chosen
         ids.pop()
     return []
+
+
+def _answered(events: Iterable[Event]) -> set[str]:
+    """The call ids that ``events`` (in store order) answer. A long-running call's own first result
+    (a ticket, ``{"status": "pending"}``) carries its id too, but only the user's reply answers it:
+    a summary covering the call and its ticket would leave the reply, when it comes, with no call
+    before it, which providers refuse (adk_core.flow.functions.unanswered_long_running_calls)."""
+    long_running: set[str] = set()
+    answered: set[str] = set()
+    for event in events:
+        long_running.update(event.long_running_tool_ids or ())
+        for response in event.function_responses():
+            if response.id and (response.id not in long_running or event.author == "user"):
+                answered.add(response.id)
+    return answered

@@ -102,3 +102,24 @@ def test_may_be_due_from_the_newest_events_only():
     # Whenever the plan is due, may_be_due says so, for every suffix that holds the latest compaction.
     for cut in range(0, 7):
         assert may_be_due(events[cut:] + turn(6), config(3), whole_session=cut == 0)
+
+
+def test_a_long_running_call_with_its_first_result_stays_out_until_the_user_answers():
+    """A long-running tool's own first result (a ticket) is not its answer: a summary covering the
+    call would leave the user's answer, when it comes, with no call before it (a 400 from providers)."""
+    call = Part.from_function_call("approve", {}, id="lr-1")
+    asked = Event(id="a2", invocation_id="inv2", author="agent", timestamp=21.0,
+                  content=Content(role="model", parts=[call]), long_running_tool_ids={"lr-1"})
+    ticket = Event(id="t2", invocation_id="inv2", author="agent", timestamp=22.0, content=Content(
+        role="user", parts=[Part.from_function_response("approve", {"status": "pending"}, id="lr-1")]))
+    events = turns(1, 1) + [turn(2)[0], asked, ticket] + turns(3, 3)
+    plan = plan_compaction(events, config(3))
+    assert plan is not None and covered_ids(plan) == ["u1", "a1"]
+    tokens = EventsCompactionConfig(token_threshold=10, event_retention_size=0)
+    events[-1].usage_metadata = {"prompt_token_count": 50}
+    plan = plan_compaction(events, tokens)
+    assert plan is not None and covered_ids(plan) == ["u1", "a1", "u2"]
+    answer = Event(id="r", invocation_id="inv4", author="user", timestamp=40.0, content=Content(
+        role="user", parts=[Part.from_function_response("approve", {"approved": True}, id="lr-1")]))
+    plan = plan_compaction(events + [answer], config(3))
+    assert plan is not None and covered_ids(plan)[-1] == "r"  # answered: the call and its answer go together
