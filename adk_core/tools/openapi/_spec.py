@@ -192,8 +192,16 @@ class _Refs:
                 depth -= 1
             return self._inline(target, active | {ref}, depth, count)
         _made(count)
-        dropped = ("xml", "example", "examples")
-        return {k: self._inline(v, active, depth, count) for k, v in node.items() if k not in dropped}
+        inlined: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DOC_ONLY_KEYWORDS:
+                continue
+            if key in _NAMED_SCHEMAS and isinstance(value, dict):
+                # Property names, not keywords: a property may be called "example" or "xml".
+                inlined[key] = {name: self._inline(sub, active, depth, count) for name, sub in value.items()}
+            else:
+                inlined[key] = self._inline(value, active, depth, count)
+        return inlined
 
     def _is_leaf(self, ref: str) -> bool:
         """Whether the schema ``ref`` points at holds no ``$ref`` itself."""
@@ -216,6 +224,12 @@ class _Refs:
                 raise ConfigurationError(f"OpenAPI $ref {ref!r} points at nothing in the document")
             node = node[part]
         return node
+
+
+_DOC_ONLY_KEYWORDS = ("xml", "example", "examples")
+"""Schema keywords left out of a declaration: documentation that providers' schema subsets refuse."""
+_NAMED_SCHEMAS = ("properties", "patternProperties")
+"""Keywords whose value maps names to schemas: the names are data, never dropped as keywords."""
 
 
 def _made(count: list[int] | None) -> None:

@@ -223,3 +223,14 @@ print(json.dumps(OpenApiToolset(doc, base_url="http://127.0.0.1:9").tools[0].dec
     assert "properties" in body["properties"]["to_S1"]["properties"]["to_S2"]  # three levels fit
     assert all(leaf == enum or leaf == {"type": "object", "description": leaf["description"]} for leaf in leaves(body))
     assert {leaf.get("description") for leaf in leaves(body)} >= {"schema S3", "schema S11"}
+
+
+def test_properties_named_like_schema_keywords_stay() -> None:
+    """Documentation keywords (example, xml) are left out of a declaration; a property of that name is data."""
+    schema = {"type": "object", "example": {"name": "x"}, "properties": {
+        "example": {"type": "string", "example": "e"}, "xml": {"type": "boolean"}, "name": {"type": "string"}}}
+    doc = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/x": {"post": {
+        "operationId": "x", "responses": {}, "requestBody": {"content": {"application/json": {"schema": schema}}}}}}}
+    body = OpenApiToolset(doc, base_url="http://127.0.0.1:9").tools[0].declaration().parameters["properties"]["body"]  # type: ignore[index]
+    assert body == {"type": "object", "properties": {
+        "example": {"type": "string"}, "xml": {"type": "boolean"}, "name": {"type": "string"}}}
