@@ -82,6 +82,9 @@ class Service:
     by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
     seen: list[tuple[str, str | None]] = field(default_factory=list)
     tokens_issued: int = 0
+    tokens: set[str] = field(default_factory=set)
+    revoked: set[str] = field(default_factory=set)
+    """Tokens the service stopped taking before they expired."""
     requests: list[dict[str, Any]] = field(default_factory=list)
 
     def app(self) -> Starlette:
@@ -93,7 +96,9 @@ class Service:
             if (form.get("client_id"), form.get("client_secret")) != CLIENT:
                 return JSONResponse({"error": "invalid_client"}, status_code=401)
             self.tokens_issued += 1
-            return JSONResponse({"access_token": TOKEN, "token_type": "bearer", "expires_in": 3600})
+            issued = TOKEN if self.tokens_issued == 1 else f"{TOKEN}-{self.tokens_issued}"
+            self.tokens.add(issued)
+            return JSONResponse({"access_token": issued, "token_type": "bearer", "expires_in": 3600})
 
         def record(request: Request) -> str | None:
             key = request.headers.get("idempotency-key")
@@ -110,7 +115,8 @@ class Service:
 
         async def create_pet(request: Request) -> JSONResponse:
             key = record(request)
-            if request.headers.get("authorization") != f"Bearer {TOKEN}":
+            held = request.headers.get("authorization", "").removeprefix("Bearer ")
+            if held not in self.tokens or held in self.revoked:
                 return JSONResponse({"detail": "unauthorized"}, status_code=401)
             if key and key in self.by_key:
                 return JSONResponse(self.by_key[key], status_code=201)

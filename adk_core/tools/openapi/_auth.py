@@ -89,6 +89,17 @@ class Authenticator:
         else:
             request["headers"]["Authorization"] = f"Bearer {await self._token(client, auth)}"
 
+    def refused(self, request: dict[str, Any]) -> bool:
+        """After the API answered 401 to ``request``: whether sending it again may help. With OAuth2 the
+        token may have been revoked before it expired: the cached one (if ``request`` carried it) is
+        dropped, so the next ``apply`` fetches another."""
+        auth = self.auth
+        if not isinstance(auth, OAuth2ClientCredentials):
+            return False
+        if request["headers"].get("Authorization") == f"Bearer {auth._cache.get('token')}":
+            auth._cache.clear()
+        return True
+
     async def _token(self, client: httpx.AsyncClient, auth: OAuth2ClientCredentials) -> str:
         async with self._lock:
             cached = auth._cache.get("token")

@@ -134,9 +134,18 @@ class RestApiTool(BaseTool):
         client = toolset.client()
         await toolset._auth.apply(client, request)  # noqa: SLF001
         self._cookies_as_header(request)
+        response = await self._send(client, request)
+        if response.status_code == 401 and toolset._auth.refused(request):  # noqa: SLF001
+            # A token revoked before its expiry: once more with a new one (a 401 changed nothing).
+            await toolset._auth.apply(client, request)  # noqa: SLF001
+            response = await self._send(client, request)
+        return self._result(response, f"{op.method} {request['url']}")
+
+    async def _send(self, client: httpx.AsyncClient, request: dict[str, Any]) -> httpx.Response:
+        op = self.operation
         target = f"{op.method} {request['url']}"
         try:
-            response = await client.request(op.method, **request)
+            return await client.request(op.method, **request)
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as error:
             raise OpenApiCallError(f"{target} cannot be sent: {type(error).__name__}: {error}") from error
         except httpx.TransportError as error:
@@ -146,6 +155,9 @@ class RestApiTool(BaseTool):
             # that is not ASCII, an invalid port ...): the same request fails the same way. A durable
             # run retries every error type but OpenApiCallError, so it must become one.
             raise OpenApiCallError(f"{target} cannot be sent: {type(error).__name__}: {error}") from error
+
+    @staticmethod
+    def _result(response: httpx.Response, target: str) -> Any:
         status = response.status_code
         if status in (408, 429) or status >= 500:
             raise OpenApiUnavailableError(f"{target} answered {status}: {_snippet(response)}")

@@ -234,3 +234,18 @@ def test_properties_named_like_schema_keywords_stay() -> None:
     body = OpenApiToolset(doc, base_url="http://127.0.0.1:9").tools[0].declaration().parameters["properties"]["body"]  # type: ignore[index]
     assert body == {"type": "object", "properties": {
         "example": {"type": "string"}, "xml": {"type": "boolean"}, "name": {"type": "string"}}}
+
+
+async def test_a_token_revoked_before_it_expires_is_replaced_once(service: Service) -> None:
+    """The API answers 401 to a cached OAuth2 token it revoked: the call fetches a new token and is sent
+    once more, instead of every call failing until the old token's expiry."""
+    auth = OAuth2ClientCredentials(*CLIENT)
+    tools = OpenApiToolset(await _document(service), auth=auth, allow=["createPet"])
+    issued = service.tokens_issued
+    (first,) = await _run(tools, [("createPet", {"body": {"name": "Ada"}})])
+    service.revoked.update(service.tokens)
+    tools = OpenApiToolset(await _document(service), auth=auth, allow=["createPet"])  # the same cached token
+    (second,) = await _run(tools, [("createPet", {"body": {"name": "Bo"}})])
+    assert first["name"] == "Ada" and second["name"] == "Bo"
+    assert service.tokens_issued == issued + 2
+    service.revoked.clear()
