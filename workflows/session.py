@@ -638,6 +638,8 @@ class SessionWorkflow:
             return TurnStatus(state="running", events=self._turn_events[query.after:], first=query.after)
         if any(m.message_id == message_id for m in self._queue):
             return TurnStatus(state="queued", position=self._position(message_id))
+        if any(r.reply_id == message_id for r in self._early_replies):
+            return TurnStatus(state="queued")  # checked once the session is loaded (queue_reply)
         outcome = self._outcomes.get(message_id)
         if outcome is not None and outcome.result is not None:
             # ``after`` counts the whole turn; the result may leave its oldest events out.

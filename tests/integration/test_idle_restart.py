@@ -20,7 +20,7 @@ from adk_core import App, FunctionTool, LlmAgent, LlmRequest, ScriptedModel, Too
 from adk_core.errors import InvalidInputError
 from adk_core.models import function_call_response, text_response, tool_responses_this_turn
 from adk_temporal.workflows import SessionWorkflow, SessionWorkflowInput, session_workflow_id
-from adk_temporal.workflows.contracts import Reply
+from adk_temporal.workflows.contracts import Reply, TurnQuery, TurnStatus
 from adkt.client import AdkClient, MessageRejectedError
 from tests.integration.conftest import DurableStack
 
@@ -265,6 +265,9 @@ async def test_a_reply_after_the_conversation_went_idle_is_taken(durable_stack: 
         reply = Reply(call_id=call_id, response={"confirmed": True}, reply_id="r-1")
         await client._signal("queue_reply", reply, app.name, "u1", "s1", None)
         handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
+        # Asked while the run may still be loading its session: known (queued), never "unknown".
+        status = await handle.query(SessionWorkflow.turn, TurnQuery(message_id="r-1"), result_type=TurnStatus)
+        assert status.state != "unknown"
         async with asyncio.timeout(30):
             followed = await client._follow(handle, "r-1")
         assert followed is not None
