@@ -33,6 +33,8 @@ def health_app(worker: AdkWorker, client: Client) -> Starlette:
         return PlainTextResponse("ok\n")
 
     async def readyz(_: Request) -> JSONResponse:
+        if worker.stopping:  # draining: its workers still run (is_running) until the drain ends
+            return JSONResponse({"ready": False, "reason": "stopping: finishing the tasks in flight"}, status_code=503)
         stopped = [w.task_queue for w in worker.workers if not w.is_running]
         if stopped:
             return JSONResponse({"ready": False, "reason": f"not polling: {', '.join(stopped)}"}, status_code=503)

@@ -178,6 +178,11 @@ class AdkWorker:
         self._runs: list[asyncio.Task[None]] = []
 
     @property
+    def stopping(self) -> bool:
+        """Shutdown was asked: no new tasks are taken while the ones in flight finish."""
+        return self._stop_requested
+
+    @property
     def task_queues(self) -> list[str]:
         return [w.task_queue for w in self.workers]
 

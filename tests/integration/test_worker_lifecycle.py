@@ -5,6 +5,7 @@ endpoint answers liveness and readiness."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -77,6 +78,13 @@ async def test_sigterm_lets_the_running_tool_finish_and_exits_cleanly(
 
         stopped_at = time.monotonic()
         os.killpg(first.pid, signal.SIGTERM)
+        draining = []  # readiness while the worker finishes the tool call in flight
+        while first.poll() is None and time.monotonic() - stopped_at < 30:
+            with contextlib.suppress(OSError):
+                draining.append(_get(f"{base}/readyz"))
+            await asyncio.sleep(0.05)
+        assert (503, {"ready": False, "reason": "stopping: finishing the tasks in flight"}) in draining, draining
+        assert (200, ready) not in draining[1:], draining  # once stopping, never ready again
         code = wait_exit(first, timeout=30)
         waited = time.monotonic() - stopped_at
         output = first_log.read_text()
