@@ -74,7 +74,16 @@ def forget_modules(folders: Sequence[Path]) -> list[str]:
     dropped = []
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if file and any(Path(file).resolve().is_relative_to(root) for root in roots):
+        if file and any(_project_source(Path(file).resolve(), root) for root in roots):
             del sys.modules[name]
             dropped.append(name)
     return dropped
+
+
+def _project_source(file: Path, root: Path) -> bool:
+    """Whether ``file`` is the project's own code under ``root``: not an installed package in a venv
+    beside the app (dropping adk_core or a library would load a second copy beside the running one)."""
+    if not file.is_relative_to(root):
+        return False
+    parts = file.relative_to(root).parts
+    return SKIPPED.isdisjoint(parts) and not {"site-packages", "dist-packages"} & set(parts)
