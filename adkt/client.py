@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
+from temporalio.api.failure.v1 import Failure
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
     Client,
@@ -773,6 +774,17 @@ async def _watching_task_failures(call: Awaitable[T], client: Client, workflow_i
             await asyncio.gather(task, return_exceptions=True)
 
 
+async def failure_text(client: Client, failure: Failure) -> str:
+    """A history failure's message. With a payload codec the message travels encoded (the history
+    says "Encoded failure": adk_temporal.workflows.converter.adk_converter): decoded here."""
+    if failure.HasField("encoded_attributes") and client.data_converter.payload_codec is not None:
+        copy = Failure()
+        copy.CopyFrom(failure)
+        with contextlib.suppress(Exception):  # a key this process lacks: the encoded text is still an answer
+            return str(await client.data_converter.decode_failure(copy)) or "unknown failure"
+    return failure.message or "unknown failure"
+
+
 def failure_check_delays() -> Iterator[float]:
     """Seconds between a waiting send's checks for a failing workflow task: a task that fails on
     its code does so at once, so the first check comes soon; later ones back off."""
@@ -798,7 +810,7 @@ async def workflow_task_failure(client: Client, workflow_id: str) -> str | None:
             attributes = event.workflow_task_failed_event_attributes
             if attributes.cause not in _WORKER_FAILURES:
                 return None  # routine (e.g. a signal arrived while the task completed): retried at once
-            return attributes.failure.message or "unknown failure"
+            return await failure_text(client, attributes.failure)
         if event.event_type in _TASK_ENDS:
             return None
     return None

@@ -24,6 +24,8 @@ from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
 from temporalio.converter import (
     CompositePayloadConverter,
     DataConverter,
+    DefaultFailureConverter,
+    DefaultFailureConverterWithEncodedAttributes,
     DefaultPayloadConverter,
     JSONPlainPayloadConverter,
 )
@@ -107,4 +109,10 @@ def adk_converter(existing: DataConverter | None = None) -> DataConverter:
     A plugin that replaced the client's converter outright would drop a user's encryption silently."""
     if existing is None:
         return adk_data_converter
-    return dataclasses.replace(existing, payload_converter_class=AdkPayloadConverter)
+    changes: dict[str, Any] = {"payload_converter_class": AdkPayloadConverter}
+    if existing.payload_codec is not None and existing.failure_converter_class is DefaultFailureConverter:
+        # A codec encrypts payloads, but Temporal's default failure converter writes every error's
+        # message and stack trace into the history in clear (a tool's error may quote a user's data):
+        # with a codec, they travel as an encoded attribute, through the codec, too.
+        changes["failure_converter_class"] = DefaultFailureConverterWithEncodedAttributes
+    return dataclasses.replace(existing, **changes)

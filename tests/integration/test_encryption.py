@@ -22,6 +22,7 @@ from adk_core import App, LlmAgent, LlmRequest, ScriptedModel
 from adk_core.models import LlmResponse, function_call_response, text_response, tool_responses_this_turn
 from adk_core.sql import open_engine
 from adk_core.tools import FunctionTool
+from adk_core.tools.execution import RetryOptions, ToolExecution
 from adk_temporal.codec_server import codec_server_app
 from adk_temporal.encryption import ENCODING, KEY_ID, EncryptionCodec, KeyRing
 from adk_temporal.worker import build_worker
@@ -30,6 +31,7 @@ from adkt.client import AdkClient, connect
 from adkt.embedded import TemporalDevServer
 from adkt.embedded.temporal import temporal_binary
 from adkt.services import open_services
+from adkt.web.api.timeline_history import read_history
 
 pytestmark = pytest.mark.integration
 
@@ -165,3 +167,36 @@ async def test_encrypted_everywhere_readable_through_the_codec_server_and_after_
     keys = {base64.b64decode(p["metadata"][KEY_ID]).decode()
             for p in _payloads(_raw_history(temporal_server, workflow_id)) if KEY_ID in p["metadata"]}  # fmt: skip
     assert keys == {"k1", "k2"}
+
+
+def failing_lookup(patient: str) -> dict:
+    """Look up a patient's record."""
+    raise LookupError(f"patient {patient} has diagnosis {MARKER}")
+
+
+def _answer_the_error(request: LlmRequest) -> LlmResponse:
+    done = tool_responses_this_turn(request)
+    return text_response(f"the tool said {done[-1]}") if done else function_call_response(
+        "failing_lookup", {"patient": "p1"})
+
+
+async def test_an_errors_message_is_encrypted_in_the_history_and_readable_to_the_workflow(
+    temporal_server: TemporalDevServer, database_url: str
+) -> None:
+    """A tool's error may quote a user's data: with a codec, the failure's message and stack trace go
+    into the history encoded too (Temporal's default writes them in clear), and the workflow, the
+    model and the sender still read them."""
+    execution = ToolExecution(retry_errors=True, retry=RetryOptions(maximum_attempts=1))
+    app = App(name=f"enc_err_{uuid.uuid4().hex[:6]}", root_agent=LlmAgent(
+        name="clinic", model=ScriptedModel(_answer_the_error), tools=[FunctionTool(failing_lookup, execution=execution)]))
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=database_url,
+                           payload_codec=EncryptionCodec(K1))
+    queue = f"q-{app.name}"
+    async with open_services(database_url) as services, build_worker(client, [app], task_queue=queue, **services):
+        turn = await asyncio.wait_for(AdkClient(client, task_queue=queue).send(app.name, "u", "s1", "look p1 up"), 60)
+    assert MARKER in turn.final_text  # the model read the error's message
+    history = _raw_history(temporal_server, session_workflow_id(app.name, "u", "s1"))
+    assert MARKER not in json.dumps(history)
+    # The dev page's timeline, reading the history with the key, shows the tool's error as it was.
+    timeline = await read_history(client, session_workflow_id(app.name, "u", "s1"))
+    assert timeline is not None and any(MARKER in (a.failure or "") for a in timeline.activities)

@@ -23,6 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adk_core.errors import SessionNotFoundError
 from adk_temporal.workflows import session_workflow_id
+from adkt.client import failure_text
 
 from .backend import ApiBackend
 from .timeline import SessionTimeline, TimelineSpan, TimelineTurn, build_turns, totals
@@ -81,12 +82,31 @@ async def read_history(client: Client, workflow_id: str) -> ConversationHistory 
     try:
         for run_id in run_ids:
             fetched = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+            await _decode_failures(client, fetched.events)
             _read(fetched.events, history)
     except RPCError as e:
         if e.status != RPCStatusCode.NOT_FOUND:
             raise
         return None
     return history
+
+
+async def _decode_failures(client: Client, events: Sequence[HistoryEvent]) -> None:
+    """With a payload codec, failures' messages travel encoded: the activities' are decoded in place."""
+    if client.data_converter.payload_codec is None:
+        return
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            failures = [started.last_failure] if started.HasField("last_failure") else []
+        elif event.event_type in _CLOSED and event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            closed = getattr(event, _CLOSED[event.event_type])
+            failures = [closed.failure] if closed.HasField("failure") else []
+        else:
+            continue
+        for failure in failures:
+            if failure.HasField("encoded_attributes"):
+                failure.message = await failure_text(client, failure)
 
 
 def _seconds(event: HistoryEvent) -> float:
