@@ -360,6 +360,14 @@ def failure_type(error: Exception) -> str:
     return type(error).__name__
 
 
+def child_failure(error: Exception) -> ApplicationError:
+    """What a child workflow (a ParallelAgent branch, an AgentTool) raises for an error of its own code
+    that is not an AdkError (a callback's RuntimeError): a failure of the run, which its parent hears.
+    Raised as it is, it would fail the workflow task, which Temporal retries without end, and the
+    parent's turn would wait for good."""
+    return ApplicationError(failure_message(error), type=failure_type(error), non_retryable=True)
+
+
 def failure_message(error: Exception) -> str:
     """The message a failed turn reports (a failed child workflow: its own reason)."""
     if isinstance(error, ApplicationError):

@@ -16,7 +16,13 @@ with workflow.unsafe.imports_passed_through():
     from adk_core.tools.agent_tool import run_agent_as_tool
     from adk_core.types import Event
 
-    from ._invocation import DurableInvoker, check_reply, pending_requests, result_within_budget
+    from ._invocation import (
+        DurableInvoker,
+        check_reply,
+        child_failure,
+        pending_requests,
+        result_within_budget,
+    )
     from ._simulator import SimulatorMailbox, SimulatorUpdates
     from .app_scope import worker_apps
     from .contracts import (
@@ -117,17 +123,22 @@ class AgentToolWorkflow(SimulatorUpdates):
         invoker = DurableInvoker(input.app_name, input.user_id, input.session_id)
         invoker.runtime.simulator = self._simulator
         agent = worker_apps().agent(input.app_name, input.agent_name)
-        response, state_delta = await run_agent_as_tool(
-            agent,
-            input.args,
-            state=input.state,
-            user_id=input.user_id,
-            runtime=invoker.runtime,
-            artifact_service=DurableArtifactService(invoker.key),
-            memory_service=DurableMemoryService(invoker.key),
-            plugins=invoker.runner.plugin_manager.plugins,
-            run_config=RunConfig(max_llm_calls=input.max_llm_calls),
-        )
+        try:
+            response, state_delta = await run_agent_as_tool(
+                agent,
+                input.args,
+                state=input.state,
+                user_id=input.user_id,
+                runtime=invoker.runtime,
+                artifact_service=DurableArtifactService(invoker.key),
+                memory_service=DurableMemoryService(invoker.key),
+                plugins=invoker.runner.plugin_manager.plugins,
+                run_config=RunConfig(max_llm_calls=input.max_llm_calls),
+            )
+        except AdkError:
+            raise  # fails the run (failure_exception_types)
+        except Exception as e:  # noqa: BLE001  (the parent hears it, as from an inline AgentTool)
+            raise child_failure(e) from e
         return AgentToolResult(response=response, state_delta=state_delta)
 
 
@@ -163,5 +174,10 @@ class AgentBranchWorkflow(SimulatorUpdates):
             if ends_cancelled():
                 await invoker.sessions.flush()
             raise
+        except Exception as e:  # noqa: BLE001  (the parent's turn fails with it, as with an inline branch)
+            await invoker.sessions.flush()  # what the branch made before it failed is stored
+            if isinstance(e, AdkError):
+                raise  # fails the run (failure_exception_types)
+            raise child_failure(e) from e
         await invoker.sessions.flush()
         return AgentBranchResult(events=events)

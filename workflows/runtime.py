@@ -431,7 +431,7 @@ class TemporalRuntime:
 
         ctx = tool_context.invocation_context
         await self.sessions.flush()
-        result = await _child_result(workflow.execute_child_workflow(
+        child = workflow.execute_child_workflow(
             AgentToolWorkflow.run,
             AgentToolInput(
                 app_name=self.app_name,
@@ -445,7 +445,16 @@ class TemporalRuntime:
             id=f"{workflow.info().workflow_id}/tool/{tool_context.function_call_id}",
             static_summary=f"agent tool {tool.agent.name}",
             search_attributes=workflow.info().typed_search_attributes,  # listed with its parent (AdkApp, AdkUser)
-        ))
+        )
+        try:
+            result = await _child_result(child)
+        except ChildWorkflowError as e:
+            cause = e.cause
+            if not isinstance(cause, ApplicationError):
+                raise
+            # The agent's own error, as the model would read it from the agent run inline (not
+            # "Child Workflow execution failed").
+            raise RemoteError(cause.message, error_type=cause.type or "ApplicationError") from None
         if tool.skip_summarization:
             tool_context.actions.skip_summarization = True
         for key, value in result.state_delta.items():
