@@ -42,6 +42,16 @@ class AgentExecution:
     model_task_queue: str | None = None
     """Run this agent's model calls on another worker's queue (e.g. one near the provider)."""
 
+    def __post_init__(self) -> None:
+        # Temporal would refuse these only when the first model call is scheduled, failing a turn.
+        for name in ("model_timeout", "model_heartbeat_timeout"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, timedelta) or value <= timedelta(0)):
+                raise ConfigurationError(
+                    f"AgentExecution.{name} must be a positive timedelta, got {value!r}; e.g. timedelta(minutes=10)"
+                    + (" (or None: no heartbeat check)" if name == "model_heartbeat_timeout" else "")
+                )
+
 
 DEFAULT_AGENT_EXECUTION = AgentExecution()
 

@@ -74,22 +74,27 @@ def read_yaml(file: Path) -> YamlDocument:
             f"this file holds {type(data).__name__ if data is not None else 'nothing'}"
         )
     lines: dict[FieldPath, int] = {}
-    _collect_lines(node, (), lines)
+    _collect_lines(file, node, (), lines)
     return YamlDocument(file, data, lines)
 
 
-def _collect_lines(node: yaml.Node | None, path: FieldPath, lines: dict[FieldPath, int]) -> None:
+def _collect_lines(file: Path, node: yaml.Node | None, path: FieldPath, lines: dict[FieldPath, int]) -> None:
     if node is None:
         return
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             child = (*path, str(key.value))
-            lines[child] = key.start_mark.line + 1
-            _collect_lines(value, child, lines)
+            line = key.start_mark.line + 1
+            if child in lines:
+                # YAML keeps the last of a repeated key without a word: the agent would silently not be
+                # the one the file's first value declares.
+                raise AgentConfigError(file, line, field_name(child), f"given twice (also on line {lines[child]}); keep one")
+            lines[child] = line
+            _collect_lines(file, value, child, lines)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _collect_lines(item, (*path, index), lines)
+            _collect_lines(file, item, (*path, index), lines)
 
 
 def field_name(path: FieldPath) -> str:

@@ -67,8 +67,12 @@ def _build(
         registry = _registry(doc, config.tool_registry, (*at, "tool_registry"))
     _check_fields(doc, config, at, registry)
     subs = [_sub_agent(doc, item, (*at, "sub_agents", i), registry, chain) for i, item in enumerate(config.sub_agents)]
+    try:
+        execution = config.execution.build() if config.execution else None
+    except ConfigurationError as e:
+        raise doc.error((*at, "execution"), str(e)) from None
     common: dict[str, Any] = {"name": config.name, "description": config.description, "sub_agents": subs,
-                              "execution": config.execution.build() if config.execution else None}  # fmt: skip
+                              "execution": execution}  # fmt: skip
     for kind in ("before_agent", "after_agent"):
         common[f"{kind}_callback"] = _callbacks(doc, config, kind, at)
     try:
@@ -76,6 +80,9 @@ def _build(
             _refuse_llm_fields(doc, data, at, config.agent_class)
             if config.agent_class == "LoopAgent":
                 return LoopAgent(max_iterations=config.max_iterations, **common)
+            if config.max_iterations is not None:
+                raise doc.error((*at, "max_iterations"),
+                                f"a {config.agent_class} takes no max_iterations; remove it or set agent_class: LoopAgent")
             return _WORKFLOW_CLASSES[config.agent_class](**common)
         if config.max_iterations is not None:
             raise doc.error((*at, "max_iterations"), "only a LoopAgent takes max_iterations; remove it or set agent_class: LoopAgent")
