@@ -509,7 +509,9 @@ class AdkActivities:
         try:
             match call:
                 case c.SaveArtifact():
-                    version = await self.artifacts.save_artifact(**key, filename=call.filename, artifact=call.artifact)
+                    version = await self.artifacts.save_artifact(
+                        **key, filename=call.filename, artifact=call.artifact, save_id=call.save_id
+                    )
                     return c.ArtifactCallResult(version=version)
                 case c.LoadArtifact():
                     part = await self.artifacts.load_artifact(**key, filename=call.filename, version=call.version)

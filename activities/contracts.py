@@ -192,6 +192,10 @@ class ArtifactFileOp(ArtifactOpBase):
 class SaveArtifact(ArtifactFileOp):
     op: Literal["save"] = "save"
     artifact: Part
+    save_id: str | None = None
+    """Made by the workflow, so every attempt of the activity carries the same one: a retry of a
+    save that committed returns the version stored (ArtifactService.save_artifact). None in runs
+    that scheduled the save before save ids existed."""
 
 
 class LoadArtifact(ArtifactFileOp):

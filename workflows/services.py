@@ -310,6 +310,11 @@ def _unsupported(method: str, instead: str) -> UnsupportedOperationError:
     return UnsupportedOperationError(f"{method} is not available inside a durable run (workflow code): {instead}")
 
 
+ARTIFACT_SAVE_ID_PATCH = "artifact-save-id"
+"""Saves give the activity a save id, drawn in workflow code; runs that saved before it existed
+replay without drawing it (a draw moves every later id of the run)."""
+
+
 class DurableArtifactService(ArtifactService):
     def __init__(self, key: c.SessionKey) -> None:
         self.key = key
@@ -326,9 +331,14 @@ class DurableArtifactService(ArtifactService):
             start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY, summary=summary,
         )
 
-    async def save_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part) -> int:
+    async def save_artifact(self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part,
+                            save_id: str | None = None) -> int:
+        # One id for every attempt of the activity, made here so a replay makes the same one: a
+        # retry of an attempt that committed gets the version stored instead of storing another.
+        if save_id is None and workflow.patched(ARTIFACT_SAVE_ID_PATCH):
+            save_id = str(workflow.uuid4())
         result = await self._call(f"save artifact {filename}", c.SaveArtifact, app_name=app_name, user_id=user_id,
-                                  session_id=session_id, filename=filename, artifact=artifact)
+                                  session_id=session_id, filename=filename, artifact=artifact, save_id=save_id)
         assert result.version is not None  # a save always answers with its version
         return result.version
 

@@ -68,9 +68,15 @@ def visible_to(session_id: str, scope: str, filename: str) -> bool:
 class ArtifactService(abc.ABC):
     @abc.abstractmethod
     async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part,
+        save_id: str | None = None,
     ) -> int:
-        """Store a new version and return its number (0, 1, 2, ...)."""
+        """Store a new version and return its number (0, 1, 2, ...).
+
+        ``save_id`` makes a retried save idempotent: a save repeating the ``save_id`` of one
+        already stored for this filename stores nothing and returns that save's version (durable
+        runs give each save one, as a retried activity may repeat a save that committed). None:
+        every call stores a new version."""
 
     @abc.abstractmethod
     async def load_artifact(

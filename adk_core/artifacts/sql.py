@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -30,7 +31,9 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
     """Artifacts in the adk_artifacts table (created by ``adk_core.sql.migrate``).
 
     A save takes a transaction-scoped advisory lock on its (app, user, scope, filename) and inserts
-    version max + 1, so concurrent saves of one name get distinct, gap-free versions. Ids, names and
+    version max + 1, so concurrent saves of one name get distinct, gap-free versions. A save with a
+    ``save_id`` stores it beside the version (in clear, sealed or not); a unique index makes a repeat
+    of it insert nothing, and the version the first one stored is returned. Ids, names and
     sizes are checked before anything is written; database errors are sorted as in the session
     store (permanent ones raise AdkErrors, transient ones are left for the caller to retry).
 
@@ -58,7 +61,8 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
 
     @store_errors
     async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Part,
+        save_id: str | None = None,
     ) -> int:
         validate_session_key(app_name, user_id, session_id)
         check_artifact(filename, artifact, self.max_artifact_bytes)
@@ -87,7 +91,7 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
             .scalar_subquery()
         )
         insert = (
-            sa.insert(artifacts)
+            pg_insert(artifacts)
             .values(
                 app_name=key[0],
                 user_id=key[1],
@@ -102,12 +106,23 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
                 file_uri=file_uri,
                 part=jsonb(part_json),
                 create_time=wall_clock(),
+                save_id=save_id,
             )
             .returning(artifacts.c.version)
         )
+        if save_id is not None:
+            # A repeat (a retried activity whose first attempt committed) inserts nothing.
+            insert = insert.on_conflict_do_nothing(
+                index_elements=["app_name", "user_id", "session_id", "filename", "save_id"],
+                index_where=artifacts.c.save_id.is_not(None),
+            )
         async with self._engine.begin() as conn:
             await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock_key)))
-            return (await conn.execute(insert)).scalar_one()
+            version = (await conn.execute(insert)).scalar_one_or_none()
+            if version is None:  # only with a save_id: the version its first save stored
+                stored = sa.select(artifacts.c.version).where(*_where(key), artifacts.c.save_id == save_id)
+                version = (await conn.execute(stored)).scalar_one()
+            return int(version)
 
     @store_errors
     async def load_artifact(

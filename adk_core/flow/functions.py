@@ -179,12 +179,19 @@ def confirmation_replies(event: Event, session_events: list[Event]) -> tuple[lis
         return [], {}
     calls: list[FunctionCall] = []
     confirmations: dict[str, ToolConfirmation] = {}
+    ran: set[str] | None = None
     for past in reversed(session_events):
         for request in past.function_calls():
             if request.name != REQUEST_CONFIRMATION_FUNCTION or request.id not in replies:
                 continue
             original = FunctionCall.model_validate(request.args.get("originalFunctionCall", {}))
             reply = replies.pop(request.id)
+            if ran is None:
+                ran = _calls_run(session_events)
+            if original.id and original.id in ran:
+                # The same answer sent again (a client's retry, a second click): the call ran on the
+                # first one; running a confirmed payment twice is what confirmation is there to stop.
+                continue
             calls.append(original)
             confirmations[original.id or ""] = ToolConfirmation(
                 confirmed=bool(reply.get("confirmed", False)), payload=reply.get("payload")
@@ -193,6 +200,13 @@ def confirmation_replies(event: Event, session_events: list[Event]) -> tuple[lis
             break
     calls.reverse()
     return calls, confirmations
+
+
+def _calls_run(events: list[Event]) -> set[str]:
+    """Ids of the calls that have a tool's response: not the one standing in for a call that waits
+    for its confirmation (its event lists the id in ``requested_tool_confirmations``)."""
+    return {r.id for e in events for r in e.function_responses()
+            if r.id and r.id not in e.actions.requested_tool_confirmations}  # fmt: skip
 
 
 def unanswered_long_running_calls(events: list[Event]) -> list[tuple[int, Event, FunctionCall]]:

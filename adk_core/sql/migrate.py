@@ -19,7 +19,7 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 VERSION_TABLE = "adk_alembic_version"
 """Alembic's record of the database's revision: a table of our own, so an application's Alembic history
 in the same database is untouched (migrations/env.py)."""
-HEAD_REVISION = "0009"
+HEAD_REVISION = "0010"
 """The newest migration's revision. A database already there is left alone without importing Alembic
 or reading the migration scripts, which every worker and CLI command did at start-up (a fresh process
 migrating a database at head: 1.63 -> 1.22 s, median of 5). Add a migration, and set this to its

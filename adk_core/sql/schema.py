@@ -141,6 +141,16 @@ artifacts = sa.Table(
     # The rest of the Part as JSON (display names, flags), without the bytes and text above.
     sa.Column("part", JSONB, nullable=False),
     sa.Column("create_time", sa.Double, nullable=False),
+    # The id a durable run gave the save (ArtifactService.save_artifact), in clear: a retried save
+    # activity finds the version its first attempt stored instead of storing another. NULL for
+    # in-process saves and versions stored before migration 0010.
+    sa.Column("save_id", sa.Text, nullable=True),
+    sa.Index(
+        "adk_artifacts_save_id",
+        "app_name", "user_id", "session_id", "filename", "save_id",
+        unique=True,
+        postgresql_where=sa.text("save_id IS NOT NULL"),
+    ),
 )
 
 payloads = sa.Table(

@@ -3,6 +3,7 @@ DurableArtifactService, gives what the in-process services give."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -10,10 +11,17 @@ import pytest
 
 from adk_core import App, InMemoryRunner, LlmAgent, ScriptedModel
 from adk_core.agents.context import CallbackContext
+from adk_core.artifacts.sql import DatabaseArtifactService
+from adk_core.memory.sql import DatabaseMemoryService
 from adk_core.models import text_response
+from adk_core.sessions.sql import DatabaseSessionService
+from adk_core.sql import migrate, open_engine
 from adk_core.types import Part
 from adk_temporal.activities.contracts import ARTIFACTS
+from adk_temporal.worker import build_worker
 from adk_temporal.workflows import session_workflow_id
+from adkt.client import AdkClient, connect
+from adkt.embedded import EmbeddedPostgres, TemporalDevServer
 from tests.integration.conftest import DurableStack
 
 pytestmark = pytest.mark.integration
@@ -70,3 +78,50 @@ async def test_every_artifact_operation_matches_the_in_process_services(durable_
     scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
                  if e.HasField("activity_task_scheduled_event_attributes")]
     assert scheduled.count(ARTIFACTS) == 10, "3 saves, 3 loads, 2 lists, versions and delete: one activity each"
+
+
+class CommitReplyLost(DatabaseArtifactService):
+    """The real Postgres store, whose first save fails after its transaction committed (as when the
+    connection drops while the COMMIT's reply is on its way, or the worker dies then)."""
+
+    failed = False
+
+    async def save_artifact(self, **kw: Any) -> int:
+        version = await super().save_artifact(**kw)
+        if not self.failed:
+            self.failed = True
+            raise ConnectionResetError("connection lost after COMMIT was sent")
+        return version
+
+
+async def _save_once(callback_context: CallbackContext) -> None:
+    if "saved" not in callback_context.state:
+        callback_context.state["saved"] = await callback_context.save_artifact("report.txt", Part(text="the report"))
+
+
+async def test_a_retried_save_that_had_committed_stores_one_version(
+    temporal_server: TemporalDevServer, postgres: EmbeddedPostgres
+) -> None:
+    url = await postgres.create_database(f"artretry_{uuid.uuid4().hex[:8]}")
+    await migrate(url)
+    engine = open_engine(url)
+    client = await connect(temporal_server.address, namespace=temporal_server.namespace, database_url=url)
+    task_queue = f"art-retry-{uuid.uuid4().hex[:8]}"
+    app = App(name=f"art_{uuid.uuid4().hex[:6]}",
+              root_agent=LlmAgent(name="a", model=ScriptedModel([text_response("ok")]), before_agent_callback=_save_once))
+    sessions = DatabaseSessionService(engine)
+    store = CommitReplyLost(engine)
+    worker = build_worker(client, [app], session_service=sessions, artifact_service=store,
+                          memory_service=DatabaseMemoryService(engine), task_queue=task_queue)
+    run = asyncio.create_task(worker.run())
+    try:
+        await asyncio.wait_for(AdkClient(client, task_queue=task_queue).send(app.name, "u1", "s1", "hi"), 120)
+        assert store.failed, "the first attempt committed and failed: the activity was retried"
+        session = await sessions.get_session(app_name=app.name, user_id="u1", session_id="s1")
+        assert session is not None
+        versions = await store.list_versions(app_name=app.name, user_id="u1", session_id="s1", filename="report.txt")
+        assert (session.state["saved"], versions) == (0, [0])
+    finally:
+        await asyncio.wait_for(worker.shutdown(), 60)
+        await asyncio.wait_for(asyncio.gather(run, return_exceptions=True), 10)
+        await engine.dispose()

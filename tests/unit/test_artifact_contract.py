@@ -30,6 +30,7 @@ def _round_trip(call: c.ArtifactOpBase) -> tuple[dict, c.ArtifactCallInput]:
     "call",
     [
         c.SaveArtifact(key=KEY, filename="f", artifact=Part(text="hi")),
+        c.SaveArtifact(key=KEY, filename="f", artifact=Part(text="hi"), save_id="save-1"),
         c.LoadArtifact(key=KEY, filename="f", version=2),
         c.ListArtifacts(key=KEY),
         c.DeleteArtifact(key=KEY, filename="f"),
@@ -72,6 +73,10 @@ async def test_the_activity_runs_each_op_and_refuses_an_empty_filename_for_good(
     assert (await call(c.ListArtifactVersions(key=KEY, filename="f"))).versions == [0, 1]
     await call(c.DeleteArtifact(key=KEY, filename="f"))
     assert (await call(c.LoadArtifact(key=KEY, filename="f"))).artifact is None
+    # A retried save carries its save id: it gets the version the first attempt stored.
+    retried = c.SaveArtifact(key=KEY, filename="f", artifact=Part(text="once"), save_id="save-1")
+    assert [(await call(retried)).version for _ in range(2)] == [0, 0]
+    assert (await call(c.ListArtifactVersions(key=KEY, filename="f"))).versions == [0]
     with pytest.raises(ApplicationError, match="needs a filename") as refused:
         await call(c.DeleteArtifact(key=KEY, filename=""))
     assert refused.value.non_retryable

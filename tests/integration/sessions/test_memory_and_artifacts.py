@@ -218,6 +218,37 @@ async def test_concurrent_saves_get_distinct_versions(artifacts: ArtifactService
         assert await artifacts.load_artifact(**keys, version=version) == Part(text=str(i))
 
 
+async def test_a_repeated_save_id_returns_the_version_it_stored(artifacts: ArtifactService, app_name: str) -> None:
+    """A durable run's save activity may be retried after its first attempt committed: the retry
+    carries the same save id and must get that version back, not store another."""
+    keys = {"app_name": app_name, "user_id": "u", "session_id": "s", "filename": "r.txt"}
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="first"), save_id="save-1") == 0
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="first"), save_id="save-1") == 0
+    assert await artifacts.list_versions(**keys) == [0]
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="second"), save_id="save-2") == 1
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="third")) == 2  # no id: always a new version
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="third")) == 3
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="again"), save_id="save-1") == 0
+    assert await artifacts.list_versions(**keys) == [0, 1, 2, 3]
+    assert await artifacts.load_artifact(**keys, version=0) == Part(text="first")
+    # Save ids belong to one filename; a user-scoped name's are shared by the user's sessions.
+    other = {**keys, "filename": "other.txt"}
+    assert await artifacts.save_artifact(**other, artifact=Part(text="o"), save_id="save-1") == 0
+    shared = {**keys, "filename": "user:shared.txt"}
+    assert await artifacts.save_artifact(**shared, artifact=Part(text="s"), save_id="save-3") == 0
+    assert await artifacts.save_artifact(**{**shared, "session_id": "s2"}, artifact=Part(text="s"), save_id="save-3") == 0
+    assert await artifacts.list_versions(**shared) == [0]
+    # Repeats racing each other store one version and all get its number.
+    raced = await asyncio.gather(
+        *(artifacts.save_artifact(**keys, artifact=Part(text="raced"), save_id="save-4") for _ in range(10))
+    )
+    assert raced == [4] * 10 and await artifacts.list_versions(**keys) == [0, 1, 2, 3, 4]
+    # Deleting the artifact forgets its saves: the same id stores anew.
+    await artifacts.delete_artifact(**keys)
+    assert await artifacts.save_artifact(**keys, artifact=Part(text="new"), save_id="save-1") == 0
+    assert await artifacts.load_artifact(**keys) == Part(text="new")
+
+
 async def test_a_session_called_user_keeps_its_names_to_itself(artifacts: ArtifactService, app_name: str) -> None:
     """User-scoped names live in a pseudo-session called "user"; a real session may have that id
     too, and its own names must not show up in the user's other sessions."""

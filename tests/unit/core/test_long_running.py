@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from adk_core import Content, InMemoryRunner, LlmAgent, LlmRequest, LongRunningFunctionTool, ScriptedModel
+from adk_core import (
+    Content,
+    FunctionTool,
+    InMemoryRunner,
+    LlmAgent,
+    LlmRequest,
+    LongRunningFunctionTool,
+    ScriptedModel,
+)
 from adk_core.flow.functions import unanswered_long_running_calls
 from adk_core.models import LlmResponse, function_call_response, text_response, tool_responses_this_turn
 from adk_core.models.anthropic import AnthropicModel
@@ -210,3 +218,27 @@ async def test_a_confirmed_long_running_call_with_no_result_yet_ends_the_invocat
     assert (await runner.run(answer, session_id="s"))[-1].text == "done: [{'approved': True}]"
     _assert_providers_take_it(model.requests[-1])
 
+
+
+async def test_a_confirmation_sent_again_does_not_run_the_confirmed_tool_again() -> None:
+    """A client's retry (or a second click) of the same confirmation: the tool ran on the first one."""
+    paid: list[int] = []
+
+    def pay(amount: int) -> dict:
+        """Pay an amount."""
+        paid.append(amount)
+        return {"paid": amount}
+
+    def script(request: LlmRequest) -> LlmResponse:
+        done = tool_responses_this_turn(request)
+        return text_response(f"done {done}") if done else function_call_response("pay", {"amount": 5}, id="c1")
+
+    runner = InMemoryRunner(LlmAgent(name="w", model=ScriptedModel(script),
+                                     tools=[FunctionTool(pay, require_confirmation=True)]))  # fmt: skip
+    (request,) = (await runner.run("pay 5"))[-1].function_calls()
+    assert request.name == REQUEST_CONFIRMATION_FUNCTION and paid == []
+    yes = Content(role="user", parts=[Part.from_function_response(request.name, {"confirmed": True}, id=request.id)])
+    await runner.run(yes)
+    assert paid == [5]
+    await runner.run(yes)
+    assert paid == [5]
