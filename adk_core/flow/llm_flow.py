@@ -167,11 +167,13 @@ async def _run_one_step(agent: LlmAgent, ctx: InvocationContext, step: _Step) ->
         raise
     callback_context = CallbackContext(ctx)
     async for response, by_callback in _call_model(agent, ctx, request, callback_context):
-        event = _model_event(agent, ctx, response, callback_context.actions, by_callback)
-        callback_context = CallbackContext(ctx)  # later chunks start with a clean delta
-        if event.partial:
-            yield event
+        if response.partial:
+            # A streamed chunk is not stored: what the model callbacks write (into the context they
+            # hold for the whole call) goes with the final response, as in google-adk.
+            yield _model_event(agent, ctx, response, EventActions(), by_callback)
             continue
+        event = _model_event(agent, ctx, response, callback_context.actions, by_callback)
+        callback_context = CallbackContext(ctx)  # a later final response starts with a clean delta
         ensure_call_ids(ctx, event)
         event.long_running_tool_ids = long_running_ids(event, request.tools_dict)
         _save_output(agent, event)

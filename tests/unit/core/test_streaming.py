@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from adk_core import Content, InMemoryRunner, LlmAgent, LlmRequest, LlmResponse, RunConfig, ScriptedModel
 from adk_core.models import text_response
+from adk_core.types import Event
 
 
 def _chunks(request: LlmRequest) -> list[LlmResponse]:
@@ -70,3 +72,34 @@ async def test_streaming_mode_reaches_the_model() -> None:
     assert model.stream_flags == [True, False]
     assert [e.partial for e in streamed] == [True, True, None]
     assert [e.text for e in whole] == ["Hello"]
+
+
+def _two_chunks(request: LlmRequest) -> list[LlmResponse]:
+    return [LlmResponse(content=Content.model("Hel"), partial=True), text_response("Hello")]
+
+
+async def _streamed(agent: LlmAgent) -> tuple[list[Event], dict]:
+    runner = InMemoryRunner(agent)
+    events = [e async for e in runner.run_async(user_id="u", session_id="s", new_message=Content.user("hi"),
+                                                run_config=RunConfig(streaming_mode="sse"))]  # fmt: skip
+    session = await runner.session_service.get_session(app_name=runner.app_name, user_id="u", session_id="s")
+    assert session is not None
+    return events, dict(session.state)
+
+
+async def test_what_model_callbacks_write_while_streaming_is_stored_with_the_final_response() -> None:
+    """The callbacks hold one context for the whole call; its writes used to ride on the first chunk,
+    which is never stored, and the final event carried none."""
+
+    def before(callback_context: Any, llm_request: LlmRequest) -> None:
+        callback_context.state["asked"] = 1
+
+    def after(callback_context: Any, llm_response: LlmResponse) -> None:
+        if not llm_response.partial:
+            callback_context.state["answered"] = llm_response.content.parts[0].text
+
+    events, state = await _streamed(LlmAgent(name="a", model=ScriptedModel(_two_chunks),
+                                             before_model_callback=before, after_model_callback=after))  # fmt: skip
+    assert state == {"asked": 1, "answered": "Hello"}
+    assert [(e.partial, e.actions.state_delta) for e in events if e.author == "a"] == [
+        (True, {}), (None, {"asked": 1, "answered": "Hello"})]  # fmt: skip
