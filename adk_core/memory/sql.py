@@ -94,12 +94,12 @@ class DatabaseMemoryService(SqlStore, MemoryService):
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         validate_id("app name", app_name)
         validate_id("user id", user_id)
-        words = _query_words(query)
-        if not words:
+        terms = _query_words(query)
+        if not terms:
             return SearchMemoryResponse()
         # websearch syntax with only words and "or" between them: any word matches, nothing is an operator.
         tsquery = sa.func.websearch_to_tsquery(
-            sa.literal_column(f"'{TEXT_SEARCH_CONFIG}'::regconfig"), " or ".join(words)
+            sa.literal_column(f"'{TEXT_SEARCH_CONFIG}'::regconfig"), " or ".join(terms)
         )
         rank = sa.func.ts_rank(memory_entries.c.tsv, tsquery)
         select = (
@@ -121,7 +121,9 @@ class DatabaseMemoryService(SqlStore, MemoryService):
         async with self._engine.connect() as conn:
             rows = [tuple(r) for r in (await conn.execute(select)).all()]
             if self._sealer is not None or await self._has_sealed(conn, app_name, user_id):
-                rows = self._rank(rows + await self._sealed_matches(conn, app_name, user_id, set(words)))
+                # The query's words as the sealed entries' own are counted (the in-memory service's:
+                # an apostrophe inside a word keeps it whole, O'Brien), not the index's terms.
+                rows = self._rank(rows + await self._sealed_matches(conn, app_name, user_id, words(query)))
         return SearchMemoryResponse(
             memories=[
                 MemoryEntry(

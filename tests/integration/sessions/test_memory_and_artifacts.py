@@ -297,3 +297,10 @@ async def test_artifacts_refuse_bad_ids_before_writing(artifacts: ArtifactServic
                 await op(keys)
     good = {"app_name": app_name, "user_id": "u", "session_id": "s"}
     assert await artifacts.list_artifact_keys(**good) == []
+
+
+async def test_memory_finds_a_word_with_an_apostrophe(memory: MemoryService, app_name: str) -> None:
+    """Encrypted at rest, the query was split at the apostrophe while the entry's words were not."""
+    await memory.add_session_to_memory(session_with(app_name, "u", "s", "Ask O'Brien about the invoice"))
+    found = await memory.search_memory(app_name=app_name, user_id="u", query="O'Brien")
+    assert [m.id for m in found.memories] == ["s-0"]
