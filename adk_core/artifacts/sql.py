@@ -90,25 +90,21 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
             .where(*_where(key))
             .scalar_subquery()
         )
-        insert = (
-            pg_insert(artifacts)
-            .values(
-                app_name=key[0],
-                user_id=key[1],
-                session_id=key[2],
-                filename=key[3],
-                version=next_version,
-                mime_type=artifact.inline_data.mime_type
-                if artifact.inline_data is not None
-                else (file_data.mime_type if file_data is not None else None),
-                data=data,
-                text=text,
-                file_uri=file_uri,
-                part=jsonb(part_json),
-                create_time=wall_clock(),
-                save_id=save_id,
-            )
-            .returning(artifacts.c.version)
+        insert = pg_insert(artifacts).values(
+            app_name=key[0],
+            user_id=key[1],
+            session_id=key[2],
+            filename=key[3],
+            version=next_version,
+            mime_type=artifact.inline_data.mime_type
+            if artifact.inline_data is not None
+            else (file_data.mime_type if file_data is not None else None),
+            data=data,
+            text=text,
+            file_uri=file_uri,
+            part=jsonb(part_json),
+            create_time=wall_clock(),
+            save_id=save_id,
         )
         if save_id is not None:
             # A repeat (a retried activity whose first attempt committed) inserts nothing.
@@ -118,7 +114,7 @@ class DatabaseArtifactService(SqlStore, ArtifactService):
             )
         async with self._engine.begin() as conn:
             await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock_key)))
-            version = (await conn.execute(insert)).scalar_one_or_none()
+            version = (await conn.execute(insert.returning(artifacts.c.version))).scalar_one_or_none()
             if version is None:  # only with a save_id: the version its first save stored
                 stored = sa.select(artifacts.c.version).where(*_where(key), artifacts.c.save_id == save_id)
                 version = (await conn.execute(stored)).scalar_one()
