@@ -169,9 +169,9 @@ async def test_a_long_run_left_idle_renews_itself_and_still_ends_on_time(durable
     assert again.final_text == f"message {turns + 1}"
 
 
-async def test_a_run_renewed_while_a_confirmation_waits_still_takes_the_reply(durable_stack: DurableStack) -> None:
-    """A long run idle because it waits for a person's confirmation renews itself like any idle run:
-    the new run still lists the request, and the reply runs the tool once."""
+def _confirming_banker(durable_stack: DurableStack, prefix: str = "idle_reply") -> tuple[App, list[int]]:
+    """An app whose agent asks to confirm a transfer of 50 on "send 50" and answers "ok" to anything
+    else; the transfers made."""
     transfers: list[int] = []
 
     def transfer_money(amount: int) -> dict:
@@ -186,8 +186,15 @@ async def test_a_run_renewed_while_a_confirmation_waits_still_takes_the_reply(du
         text = [p.text for c in request.contents if c.role == "user" for p in c.parts if p.text][-1]
         return function_call_response("transfer_money", {"amount": 50}) if text == "send 50" else text_response("ok")
 
-    agent = LlmAgent(name="banker", model=ScriptedModel(script), tools=[FunctionTool(transfer_money, require_confirmation=True)])
-    app = durable_stack.register(App(name=f"renew_hitl_{uuid.uuid4().hex[:6]}", root_agent=agent))
+    agent = LlmAgent(name="banker", model=ScriptedModel(script),
+                     tools=[FunctionTool(transfer_money, require_confirmation=True)])
+    return durable_stack.register(App(name=f"{prefix}_{uuid.uuid4().hex[:6]}", root_agent=agent)), transfers
+
+
+async def test_a_run_renewed_while_a_confirmation_waits_still_takes_the_reply(durable_stack: DurableStack) -> None:
+    """A long run idle because it waits for a person's confirmation renews itself like any idle run:
+    the new run still lists the request, and the reply runs the tool once."""
+    app, transfers = _confirming_banker(durable_stack, "renew_hitl")
     client = AdkClient(durable_stack.client.client, task_queue=durable_stack.task_queue, renew_idle_run_after_seconds=1)
     handle = client.client.get_workflow_handle(session_workflow_id(app.name, "u1", "s1"))
     await client.send(app.name, "u1", "s1", "hello")
@@ -220,23 +227,6 @@ async def test_a_renewal_time_below_zero_is_refused_with_how_to_fix_it(durable_s
     with pytest.raises(WorkflowFailureError) as failed:
         await asyncio.wait_for(handle.result(), timeout=20)
     assert "renew_idle_run_after_seconds is 0.0; give the seconds" in str(failed.value.cause)
-
-
-def _confirming_banker(durable_stack: DurableStack) -> tuple[App, list[int]]:
-    transfers: list[int] = []
-
-    def transfer_money(amount: int) -> dict:
-        """Send money."""
-        transfers.append(amount)
-        return {"sent": amount}
-
-    def script(request: LlmRequest) -> Any:
-        done = tool_responses_this_turn(request)
-        return text_response(f"result: {done[-1]}") if done else function_call_response("transfer_money", {"amount": 50})
-
-    agent = LlmAgent(name="banker", model=ScriptedModel(script),
-                     tools=[FunctionTool(transfer_money, require_confirmation=True)])
-    return durable_stack.register(App(name=f"idle_reply_{uuid.uuid4().hex[:6]}", root_agent=agent)), transfers
 
 
 async def _asked_then_idle(client: AdkClient, app: App) -> str:
