@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
+from starlette.requests import Request
 
 from adk_core.errors import ConfigurationError
 
@@ -39,3 +40,21 @@ async def serving_asgi(app: Any, *, host: str, port: int, what: str, fix: str) -
         server.should_exit = True
         await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), timeout=10)
         sock.close()
+
+
+async def read_at_most(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is larger than ``limit`` bytes: a numeric Content-Length
+    over it is refused before anything is read, and a body streamed beyond it stops being read there
+    (a Content-Length that is no number is left to the bounded read). Shared by the codec server and
+    the web app (adkt/web/body.py), which say what a refusal means to their callers."""
+    try:
+        if int(request.headers.get("content-length") or 0) > limit:
+            return None
+    except ValueError:
+        pass
+    received = bytearray()
+    async for chunk in request.stream():
+        received += chunk
+        if len(received) > limit:
+            return None
+    return bytes(received)

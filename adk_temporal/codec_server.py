@@ -27,25 +27,10 @@ from temporalio.api.common.v1 import Payloads
 from temporalio.converter import PayloadCodec
 
 from adk_core.errors import AdkError
+from adk_temporal.asgi import read_at_most
 
 MAX_BODY_BYTES = 16 * 2**20
 """Larger requests are refused: the UI decodes one history page at a time."""
-
-
-async def _bounded_body(request: Request) -> bytes | None:
-    """The body, or None when it is larger than MAX_BODY_BYTES: a declared Content-Length is refused
-    before anything is read, and a body streamed beyond the limit stops being read there."""
-    try:
-        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
-            return None
-    except ValueError:
-        pass  # not a number: the bounded read below still holds
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            return None
-    return bytes(body)
 
 
 def codec_server_app(
@@ -72,7 +57,7 @@ def codec_server_app(
             return JSONResponse({"error": f"namespace {namespace!r} is not served here"}, status_code=403)
         if "json" not in request.headers.get("content-type", ""):
             return JSONResponse({"error": "send Content-Type: application/json"}, status_code=415)
-        body = await _bounded_body(request)
+        body = await read_at_most(request, MAX_BODY_BYTES)  # a numeric Content-Length over it: before reading
         if body is None:
             return JSONResponse({"error": f"at most {MAX_BODY_BYTES // 2**20} MiB per request"}, status_code=413)
         try:

@@ -9,6 +9,8 @@ import json
 
 from starlette.requests import Request
 
+from adk_temporal.asgi import read_at_most
+
 MAX_BODY_BYTES = 32 * 2**20
 """The largest body the web app reads. The largest legitimate one is a message whose parts carry
 inline data: a blob may hold up to adk_core.types.MAX_INLINE_DATA_SIZE (10 MB), 13.4 MiB as base64
@@ -35,12 +37,10 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
             raise BodyError(400, "InvalidContentLength", f"Content-Length {declared!r} is not a number of bytes") from None
         if size > limit:
             raise _too_large(limit, f"{size} bytes")
-    received = bytearray()
-    async for chunk in request.stream():
-        received += chunk
-        if len(received) > limit:  # a body sent without (or beyond) its Content-Length: stop reading it
-            raise _too_large(limit, "more")
-    return bytes(received)
+    received = await read_at_most(request, limit)
+    if received is None:  # a body sent without (or beyond) its Content-Length: no longer read past the limit
+        raise _too_large(limit, "more")
+    return received
 
 
 async def read_json(request: Request, limit: int = MAX_BODY_BYTES, *, expected: str = "a JSON object") -> object:
