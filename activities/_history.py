@@ -20,7 +20,7 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from adk_core import telemetry
-from adk_core.flow.contents import answers_any, build_contents, long_running_calls
+from adk_core.flow.contents import build_contents, extended_contents, long_running_calls
 from adk_core.sessions import GetSessionConfig, Session, SessionService
 from adk_core.types import Content, Event
 
@@ -184,12 +184,10 @@ class ContentsMemo:
         if has_compaction(new):
             self._built.pop(slot, None)
             return build_contents(events, agent_name, branch)
-        if long_running and answers_any(new, long_running):
-            new, built, long_running = events, [], frozenset()  # the answer goes back to its call: all anew
-        built.extend(build_contents(new, agent_name, branch))
-        if any(e.long_running_tool_ids for e in new):
-            long_running |= long_running_calls(new, agent_name)
-        self._built[slot] = (events[-1].id, len(events), built, long_running)
+        calls = extended_contents(built, long_running, new, agent_name, branch)
+        if calls is None:  # the answer to a long-running call goes back to its call: all anew
+            built, calls = build_contents(events, agent_name, branch), long_running_calls(events, agent_name)
+        self._built[slot] = (events[-1].id, len(events), built, calls)
         self._built.move_to_end(slot)
         while len(self._built) > self._max:
             self._built.popitem(last=False)

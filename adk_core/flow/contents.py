@@ -160,6 +160,23 @@ def long_running_calls(events: Iterable[Event], agent_name: str) -> frozenset[st
     )
 
 
+def extended_contents(
+    built: list[Content], long_running: frozenset[str], new: Sequence[Event], agent_name: str, branch: str | None
+) -> frozenset[str] | None:
+    """Append the contents of ``new`` (the events after those ``built`` was made of, no compaction
+    among them) to ``built``, and return the long-running calls among all of them; or None, leaving
+    ``built`` as it was, when one of ``new`` answers one of ``long_running``: the answer goes back
+    to its call (``pair_answers``), so the whole log must be built again. What both memos of built
+    contents (adk_core.flow.incremental, activities/_history.py) do with the events they have not
+    built yet."""
+    if long_running and answers_any(new, long_running):
+        return None
+    built.extend(build_contents(new, agent_name, branch))
+    if any(e.long_running_tool_ids for e in new):
+        return long_running | long_running_calls(new, agent_name)
+    return long_running
+
+
 def answers_any(events: Iterable[Event], call_ids: Collection[str]) -> bool:
     """Whether one of ``events`` holds a function response to one of ``call_ids``: contents built for
     ``events`` cannot then simply follow those built for the events that made the calls."""

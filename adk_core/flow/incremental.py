@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from ..types import Content, Event
-from .contents import answers_any, build_contents, long_running_calls
+from .contents import build_contents, extended_contents, long_running_calls
 
 D = TypeVar("D", list[Content], set[str])
 
@@ -81,20 +81,13 @@ class InvocationMemo:
         kept = self._contents.get(key)
         if kept is not None and kept.grown_into(events, start):
             new = events[max(kept.count, start):]
-            long_running = False
-            for event in new:
-                if event.actions.compaction is not None:
-                    break  # it decides what the events before it show: all are built again with it
-                if event.long_running_tool_ids:
-                    long_running = True
-            else:
-                if not (kept.long_running and answers_any(new, kept.long_running)):
-                    built = kept.derived
-                    built.extend(build_contents(new, agent_name, branch))
-                    if long_running:
-                        kept.long_running |= long_running_calls(new, agent_name)
+            # A compaction decides what the events before it show: all are built again with it.
+            if not any(event.actions.compaction is not None for event in new):
+                calls = extended_contents(kept.derived, kept.long_running, new, agent_name, branch)
+                if calls is not None:
+                    kept.long_running = calls
                     kept.moved_to(events)
-                    return list(built)
+                    return list(kept.derived)
         built = build_contents(events[start:], agent_name, branch)
         self._contents[key] = _Kept(events, start, built, long_running_calls(events[start:], agent_name))
         return list(built)

@@ -26,16 +26,19 @@ def _log(n: int) -> list[Event]:
 
 
 def test_growing_prefixes_give_what_a_full_build_gives_and_convert_only_the_new_events(monkeypatch) -> None:
+    from adk_core.flow import contents
     from adk_temporal.activities import _history
 
     converted: list[int] = []
-    real = _history.build_contents
+    real = contents.build_contents
 
     def counting(events, agent_name, branch, **kw):
         converted.append(len(events))
         return real(events, agent_name, branch, **kw)
 
+    # The memo builds in full itself, and the new events through contents.extended_contents.
     monkeypatch.setattr(_history, "build_contents", counting)
+    monkeypatch.setattr(contents, "build_contents", counting)
     memo, log = ContentsMemo(), _log(40)
     for n in (5, 6, 20, 20, 40):
         for agent, branch in (("a", None), ("b", "a.x")):
