@@ -71,3 +71,39 @@ async def test_a_person_answers_from_the_page(durable_stack: DurableStack, chrom
         screenshots.publish()
     finally:
         await service.store.close()
+
+
+async def test_a_request_whose_run_is_gone_shows_as_closed(chromium: str, screenshots: Screenshots) -> None:
+    """A person answers a request whose run has ended: the page says why, the timeline shows the
+    request closed unanswered, and the next request is the one to answer."""
+    import time
+
+    from playwright.async_api import async_playwright, expect
+
+    from adk_core.simulator import SimulatorService
+
+    service = SimulatorService()
+    common = {"app_name": "shop", "user_id": "u", "adk_session_id": "s1", "agent_name": "helper"}
+    orphan, live = str(uuid.uuid4()), str(uuid.uuid4())
+    asked = {"contents": [{"role": "user", "parts": [{"text": "Where is my parcel?"}]}]}
+    request = await service.submit_request(turn_id=orphan, event_id="e1", timestamp=time.time(), llm_request=asked, **common)
+    again = {"contents": [{"role": "user", "parts": [{"text": "Hello? Where is my parcel?"}]}]}
+    await service.submit_request(turn_id=live, event_id="e2", timestamp=time.time(), llm_request=again, **common)
+    async with serving(service, port=0) as base, async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+        await page.goto(base + "/")
+        await page.get_by_test_id(f"session-{request.session_id}").locator("a").click()
+        head = page.get_by_test_id("head-request")
+        await expect(head).to_contain_text("Where is my parcel?")
+        await page.get_by_test_id("answer-text").fill("It ships tomorrow.")
+        await page.get_by_test_id("submit").click()
+        await expect(page.get_by_test_id("composer-error")).to_contain_text("the in-process run that asked has ended")
+        await page.reload()
+        await expect(head).to_contain_text("Hello? Where is my parcel?")
+        await expect(page.get_by_test_id("abandoned")).to_contain_text("Closed unanswered")
+        await expect(page.get_by_test_id("closed-badge")).to_have_text("closed")
+        await screenshots.take(page, "simulator-closed-request")
+        await browser.close()
+    assert (await service.view(request.session_id)).head.turn_id == live
+    screenshots.publish()

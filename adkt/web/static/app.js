@@ -306,7 +306,9 @@ async function renderSession(id, { keepComposer = false } = {}) {
   const timeline = h("div", { "data-testid": "timeline" }, view.timeline.slice().reverse().map((t) => h("div", { class: "card" },
     h("div", { class: "row" }, h("strong", {}, t.agent_name), h("span", { class: "muted mono" }, `turn ${short(t.turn_id)}`),
       h("span", { class: "muted" }, when(t.request.timestamp)),
-      t.response ? h("span", { class: "badge done" }, "answered") : h("span", { class: "badge pending" }, "pending")),
+      !t.response ? h("span", { class: "badge pending" }, "pending")
+        : t.response.llm_response?.adk_abandoned ? h("span", { class: "badge completed", "data-testid": "closed-badge" }, "closed")
+        : h("span", { class: "badge done" }, "answered")),
     h("div", { class: "grid" },
       h("div", {}, h("h3", {}, "Asked"), lastAsk(t.request.llm_request),
         h("details", {}, h("summary", {}, "full request (JSON)"), h("pre", {}, pretty(t.request.llm_request)))),
